@@ -1,0 +1,429 @@
+package runs
+
+import (
+	"strconv"
+	"strings"
+)
+
+// maxDepth is the deepest nesting of arrays and objects a body may have (wire.md §2.1, D1 (3)).
+const maxDepth = 1000
+
+// bigObject is the key count from which an object being parsed indexes its keys
+// in a map, so duplicate detection stays linear for objects with many keys.
+const bigObject = 16
+
+// syntaxError is the error of Parse and ParseStored. Callers map every parse
+// failure to their operation's "invalid JSON" answer (wire.md §2.1), so the
+// text is only a diagnostic; Offset counts bytes of the decoded text.
+type syntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *syntaxError) Error() string {
+	return "invalid JSON at offset " + strconv.Itoa(e.Offset) + ": " + e.Msg
+}
+
+// Parse decodes a request body (wire.md §2.1) into the Python value model (wire.md §2.2).
+//
+// The bytes are decoded as UTF-8 with WHATWG replacement (one U+FFFD per
+// maximal invalid subpart) after removing one leading BOM, then parsed as strict
+// RFC 8259 JSON: whitespace is only space, tab, CR and LF; NaN, Infinity,
+// comments, trailing commas, leading zeros and leading '+' are rejected, as are
+// raw U+0000–U+001F in strings and an empty or whitespace-only text. Any value
+// may be the root. Nesting deeper than 1000 arrays/objects is an error.
+//
+// Objects keep the order of first appearance; a duplicate key keeps its first
+// position and its last value. A number lexeme without '.', 'e' or 'E' is an
+// Int of any length in canonical decimal ("-0" → "0"); any other is the nearest
+// binary64 (ties to even), ±Inf on overflow and a signed zero on underflow. A
+// valid surrogate-pair escape is one astral character; an unpaired surrogate
+// escape is kept as that code point in WTF-8 (see Value).
+//
+// Parse never panics and uses an explicit stack, so its Go stack use does not
+// depend on the input. Unescaped strings and integers share the memory of one
+// copy of the text.
+func Parse(body []byte) (Value, error) {
+	p := jsonParser{s: decodeBody(body)}
+	return p.parse()
+}
+
+// ParseStored is Parse that also accepts the bare tokens Infinity and -Infinity
+// as ±Inf floats, to read back records the emulator rendered itself (a record
+// may echo a non-finite number, wire.md §3.1). NaN stays an error.
+func ParseStored(text []byte) (Value, error) {
+	p := jsonParser{s: decodeBody(text), stored: true}
+	return p.parse()
+}
+
+// jsonFrame is one open array or object on the parser's stack. Its elements are
+// kept on the parser's shared scratch stacks from index start on, and copied
+// into an exactly sized slice when the container closes.
+type jsonFrame struct {
+	object bool
+	start  int            // first index in jsonParser.vals
+	kstart int            // first index in jsonParser.keys (object)
+	key    string         // the key whose value is being parsed (object)
+	index  map[string]int // key → position relative to start, once the object is big
+}
+
+type jsonParser struct {
+	s      string
+	pos    int
+	stored bool
+	stack  []jsonFrame
+	keys   []string // keys of the open objects
+	vals   []Value  // elements of the open containers
+	buf    []byte   // scratch for strings with escapes
+}
+
+func (p *jsonParser) fail(msg string) error {
+	return &syntaxError{Offset: p.pos, Msg: msg}
+}
+
+func (p *jsonParser) skipSpace() {
+	for p.pos < len(p.s) {
+		switch p.s[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+// parse runs the state machine: read a value; then, while containers are open,
+// add it to the innermost one and read a separator or a closing bracket.
+func (p *jsonParser) parse() (Value, error) {
+	var v Value
+	var err error
+value:
+	p.skipSpace()
+	if p.pos >= len(p.s) {
+		return Value{}, p.fail("unexpected end of input")
+	}
+	switch c := p.s[p.pos]; c {
+	case '{', '[':
+		if len(p.stack) >= maxDepth {
+			return Value{}, p.fail("nesting deeper than 1000")
+		}
+		p.pos++
+		p.stack = append(p.stack, jsonFrame{object: c == '{', start: len(p.vals), kstart: len(p.keys)})
+		p.skipSpace()
+		if c == '[' {
+			if p.pos < len(p.s) && p.s[p.pos] == ']' {
+				p.pos++
+				p.stack = p.stack[:len(p.stack)-1]
+				v = Value{Kind: Array, Arr: []Value{}}
+				break
+			}
+			goto value
+		}
+		if p.pos < len(p.s) && p.s[p.pos] == '}' {
+			p.pos++
+			p.stack = p.stack[:len(p.stack)-1]
+			v = Value{Kind: Object, Obj: &Obj{}}
+			break
+		}
+		if err = p.readKey(); err != nil {
+			return Value{}, err
+		}
+		goto value
+	case '"':
+		p.pos++
+		var s string
+		if s, err = p.readString(); err != nil {
+			return Value{}, err
+		}
+		v = Value{Kind: String, Str: s}
+	case 't':
+		if !strings.HasPrefix(p.s[p.pos:], "true") {
+			return Value{}, p.fail("invalid literal")
+		}
+		p.pos += 4
+		v = Value{Kind: Bool, Bool: true}
+	case 'f':
+		if !strings.HasPrefix(p.s[p.pos:], "false") {
+			return Value{}, p.fail("invalid literal")
+		}
+		p.pos += 5
+		v = Value{Kind: Bool}
+	case 'n':
+		if !strings.HasPrefix(p.s[p.pos:], "null") {
+			return Value{}, p.fail("invalid literal")
+		}
+		p.pos += 4
+		v = Value{Kind: Null}
+	default:
+		if v, err = p.readNumber(); err != nil {
+			return Value{}, err
+		}
+	}
+
+	// v is complete: hand it to the innermost open container.
+	for len(p.stack) > 0 {
+		f := &p.stack[len(p.stack)-1]
+		if f.object {
+			p.setKey(f, v)
+		} else {
+			p.vals = append(p.vals, v)
+		}
+		p.skipSpace()
+		if p.pos >= len(p.s) {
+			return Value{}, p.fail("unexpected end of input")
+		}
+		c := p.s[p.pos]
+		p.pos++
+		switch {
+		case c == ',':
+			if f.object {
+				p.skipSpace()
+				if err = p.readKey(); err != nil {
+					return Value{}, err
+				}
+			}
+			goto value
+		case c == ']' && !f.object:
+			v = Value{Kind: Array, Arr: append([]Value(nil), p.vals[f.start:]...)}
+			clear(p.vals[f.start:])
+			p.vals = p.vals[:f.start]
+		case c == '}' && f.object:
+			n := len(p.vals) - f.start
+			o := &Obj{Keys: make([]string, n), Vals: make([]Value, n)}
+			copy(o.Keys, p.keys[f.kstart:])
+			copy(o.Vals, p.vals[f.start:])
+			clear(p.vals[f.start:])
+			p.vals = p.vals[:f.start]
+			p.keys = p.keys[:f.kstart]
+			v = Value{Kind: Object, Obj: o}
+		default:
+			p.pos--
+			return Value{}, p.fail("expected ',' or a closing bracket")
+		}
+		p.stack = p.stack[:len(p.stack)-1]
+	}
+	p.skipSpace()
+	if p.pos != len(p.s) {
+		return Value{}, p.fail("extra data after the value")
+	}
+	return v, nil
+}
+
+// readKey reads `"key" :` at the current position into the innermost jsonFrame.
+func (p *jsonParser) readKey() error {
+	if p.pos >= len(p.s) || p.s[p.pos] != '"' {
+		return p.fail("expected a string key")
+	}
+	p.pos++
+	k, err := p.readString()
+	if err != nil {
+		return err
+	}
+	p.skipSpace()
+	if p.pos >= len(p.s) || p.s[p.pos] != ':' {
+		return p.fail("expected ':'")
+	}
+	p.pos++
+	p.stack[len(p.stack)-1].key = k
+	return nil
+}
+
+// setKey stores v under the jsonFrame's current key with Python dict semantics:
+// a new key is appended, a repeated key keeps its position and takes v.
+func (p *jsonParser) setKey(f *jsonFrame, v Value) {
+	n := len(p.keys) - f.kstart
+	if f.index != nil {
+		if i, ok := f.index[f.key]; ok {
+			p.vals[f.start+i] = v
+			return
+		}
+		f.index[f.key] = n
+	} else {
+		for i, k := range p.keys[f.kstart:] {
+			if k == f.key {
+				p.vals[f.start+i] = v
+				return
+			}
+		}
+		if n+1 >= bigObject {
+			f.index = make(map[string]int, 2*bigObject)
+			for i, k := range p.keys[f.kstart:] {
+				f.index[k] = i
+			}
+			f.index[f.key] = n
+		}
+	}
+	p.keys = append(p.keys, f.key)
+	p.vals = append(p.vals, v)
+}
+
+// readString reads a string body after its opening quote. Without escapes the
+// result is a substring of the text; with escapes it is built in p.buf.
+func (p *jsonParser) readString() (string, error) {
+	start := p.pos
+	for i := p.pos; i < len(p.s); i++ {
+		switch c := p.s[i]; {
+		case c == '"':
+			p.pos = i + 1
+			return p.s[start:i], nil
+		case c == '\\':
+			p.pos = i
+			return p.readEscaped(start)
+		case c < 0x20:
+			p.pos = i
+			return "", p.fail("control character in string")
+		}
+	}
+	p.pos = len(p.s)
+	return "", p.fail("unterminated string")
+}
+
+// readEscaped finishes a string that has an escape at p.pos; s[start:p.pos] is
+// its plain prefix.
+func (p *jsonParser) readEscaped(start int) (string, error) {
+	b := append(p.buf[:0], p.s[start:p.pos]...)
+	for p.pos < len(p.s) {
+		c := p.s[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			p.buf = b
+			return string(b), nil
+		case c < 0x20:
+			return "", p.fail("control character in string")
+		case c != '\\':
+			b = append(b, c)
+			p.pos++
+			continue
+		}
+		if p.pos+1 >= len(p.s) {
+			p.pos = len(p.s)
+			return "", p.fail("unterminated string")
+		}
+		e := p.s[p.pos+1]
+		p.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(p.s, p.pos)
+			if !ok {
+				return "", p.fail("invalid \\u escape")
+			}
+			p.pos += 4
+			// A high surrogate followed by an escaped low surrogate is one
+			// astral character; otherwise the next escape is read on its own
+			// (Python's json.scanstring).
+			if r >= 0xD800 && r <= 0xDBFF && p.pos+1 < len(p.s) && p.s[p.pos] == '\\' && p.s[p.pos+1] == 'u' {
+				if r2, ok := hex4(p.s, p.pos+2); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
+					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+					p.pos += 6
+				}
+			}
+			b = appendWTF8(b, r)
+		default:
+			p.pos -= 2
+			return "", p.fail("invalid escape")
+		}
+	}
+	return "", p.fail("unterminated string")
+}
+
+// hex4 reads four hex digits (either case) at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// readNumber reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (and, for
+// ParseStored, Infinity / -Infinity).
+func (p *jsonParser) readNumber() (Value, error) {
+	s, start := p.s, p.pos
+	i := start
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if p.stored && strings.HasPrefix(s[i:], "Infinity") {
+		p.pos = i + len("Infinity")
+		if i > start {
+			return FloatValue(negInf), nil
+		}
+		return FloatValue(posInf), nil
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = skipDigits(s, i+1)
+	default:
+		p.pos = i
+		return Value{}, p.fail("invalid value")
+	}
+	isInt := true
+	if i < len(s) && s[i] == '.' {
+		j := skipDigits(s, i+1)
+		if j == i+1 {
+			p.pos = j
+			return Value{}, p.fail("digit expected after '.'")
+		}
+		i, isInt = j, false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := skipDigits(s, i)
+		if j == i {
+			p.pos = j
+			return Value{}, p.fail("digit expected in exponent")
+		}
+		i, isInt = j, false
+	}
+	p.pos = i
+	lex := s[start:i]
+	if isInt {
+		if lex == "-0" {
+			lex = "0"
+		}
+		return Value{Kind: Int, Int: lex}, nil
+	}
+	// The lexeme is valid Go float syntax; a range error still yields the
+	// correctly signed ±Inf (overflow) and underflow yields a signed zero.
+	f, _ := strconv.ParseFloat(lex, 64)
+	return Value{Kind: Float, Float: f}, nil
+}
+
+// skipDigits returns the index of the first non-digit at or after i.
+func skipDigits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}

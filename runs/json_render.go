@@ -1,0 +1,179 @@
+package runs
+
+import "unicode/utf8"
+
+// AppendJSON appends the vendor rendering of v (wire.md §4.1): compact, object
+// keys in Obj order, numbers per §3.1 (an Int as its decimal, a Float as
+// FormatPyFloat, so ±Inf appear as the bare tokens Infinity / -Infinity), and
+// strings with \" \\ \b \f \n \r \t, other U+0000–U+001F as \u00xx, lone
+// surrogates as \udxxx (lowercase hex) and everything else as raw UTF-8.
+func AppendJSON(dst []byte, v Value) []byte {
+	switch v.Kind {
+	case Null:
+		return append(dst, "null"...)
+	case Bool:
+		if v.Bool {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case Int:
+		return appendInt(dst, v.Int)
+	case Float:
+		return appendPyFloat(dst, v.Float)
+	case String:
+		return appendJSONString(dst, v.Str)
+	case Array:
+		dst = append(dst, '[')
+		for i, e := range v.Arr {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSON(dst, e)
+		}
+		return append(dst, ']')
+	case Object:
+		dst = append(dst, '{')
+		if v.Obj != nil {
+			for i, k := range v.Obj.Keys {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendJSONString(dst, k)
+				dst = append(dst, ':')
+				dst = AppendJSON(dst, v.Obj.Vals[i])
+			}
+		}
+		return append(dst, '}')
+	}
+	return append(dst, "null"...)
+}
+
+// MarshalValue is AppendJSON(nil, v).
+func MarshalValue(v Value) []byte { return AppendJSON(nil, v) }
+
+// QuoteString returns s as a vendor JSON string with its quotes (wire.md §4.1),
+// as used in error envelopes.
+func QuoteString(s string) string { return string(appendJSONString(nil, s)) }
+
+// appendInt appends an Int's canonical decimal ("0" for a malformed empty one).
+func appendInt(dst []byte, n string) []byte {
+	if n == "" {
+		return append(dst, '0')
+	}
+	return append(dst, n...)
+}
+
+// shortEscape maps the characters with a two-character escape to its letter.
+var shortEscape = [128]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
+// appendJSONString appends s quoted per wire.md §4.1. The same escaping is
+// the fingerprint's (runs-api §8), except that there a lone surrogate is an error.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	done := 0 // s[:done] is written
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[done:i]...)
+			dst = appendCtl(dst, c)
+			i++
+			done = i
+			continue
+		}
+		r, n, lone := decodeWTF8(s[i:])
+		if !lone && (r != utf8.RuneError || n > 1) {
+			i += n
+			continue
+		}
+		dst = append(dst, s[done:i]...)
+		if lone {
+			dst = appendU4(dst, r)
+		} else {
+			dst = append(dst, "\uFFFD"...)
+		}
+		i += n
+		done = i
+	}
+	dst = append(dst, s[done:]...)
+	return append(dst, '"')
+}
+
+// appendCtl appends the escape of an ASCII quote, backslash or C0 control.
+func appendCtl(dst []byte, c byte) []byte {
+	if e := shortEscape[c]; e != 0 {
+		return append(dst, '\\', e)
+	}
+	return appendU4(dst, rune(c))
+}
+
+// AppendPython appends what CPython's json.dumps(v) prints with default options
+// (wire.md §7): separators ", " and ": ", numbers per §3.1, and ensure_ascii
+// strings — every character outside U+0020–U+007E escaped (\" \\ \n \r \t \b \f
+// as two characters, others as \u00xx / \uxxxx lowercase, astral characters as
+// a surrogate pair, a lone surrogate as \udxxx); "/" is not escaped.
+func AppendPython(dst []byte, v Value) []byte {
+	switch v.Kind {
+	case String:
+		return appendPyString(dst, v.Str)
+	case Array:
+		dst = append(dst, '[')
+		for i, e := range v.Arr {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendPython(dst, e)
+		}
+		return append(dst, ']')
+	case Object:
+		dst = append(dst, '{')
+		if v.Obj != nil {
+			for i, k := range v.Obj.Keys {
+				if i > 0 {
+					dst = append(dst, ", "...)
+				}
+				dst = appendPyString(dst, k)
+				dst = append(dst, ": "...)
+				dst = AppendPython(dst, v.Obj.Vals[i])
+			}
+		}
+		return append(dst, '}')
+	}
+	return AppendJSON(dst, v)
+}
+
+// appendPyString appends s quoted with CPython's ensure_ascii escaping.
+func appendPyString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	done := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c < 0x7F && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[done:i]...)
+			dst = appendCtl(dst, c)
+			i++
+			done = i
+			continue
+		}
+		dst = append(dst, s[done:i]...)
+		r, n, _ := decodeWTF8(s[i:])
+		if r >= 0x10000 {
+			r -= 0x10000
+			dst = appendU4(dst, 0xD800+r>>10)
+			dst = appendU4(dst, 0xDC00+r&0x3FF)
+		} else {
+			dst = appendU4(dst, r)
+		}
+		i += n
+		done = i
+	}
+	dst = append(dst, s[done:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,246 @@
+package gateway
+
+import (
+	"github.com/benbjohnson/immutable"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
+)
+
+// The Hermes controls (controls.md §11). They act on the namespace's main
+// branch and commit a checkpoint after success.
+
+// Observe scripts what the executor reports (controls §11.1) and returns the new record.
+func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
+	var out []byte
+	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+		x.sweepTick()
+		c, ok := x.hydrate(id, x.scope())
+		if !ok {
+			return runs.RunNotFound(id)
+		}
+		pending, _ := x.st.approvals.Get(id)
+		o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
+			for _, e := range pending {
+				if v, _ := e.Get("request_id"); v.Kind == runs.String && v.Str == rid {
+					return true
+				}
+			}
+			return false
+		})
+		if oerr != nil {
+			return oerr
+		}
+		if runs.IsTerminal(c.Status) {
+			return runs.Hermes("mock_terminal_run", "observe: terminal runs cannot be changed")
+		}
+		now := x.now()
+		var approval *runs.Obj
+		if o.Status == runs.WaitingForApproval {
+			approval = runs.ApprovalEvent(o.Approval, id, now, func() string {
+				x.st.approvalCounter++
+				x.touchMeta()
+				return runs.ApprovalID(x.storageNS(), x.st.approvalCounter)
+			})
+		}
+		steers, _ := x.st.steers.Get(id)
+		before := decode(c.Record)
+		rec := runs.ApplyObserve(before, o, now, approval, steers)
+		nc := x.setRecord(id, c, rec, before)
+		switch o.Status {
+		case runs.WaitingForApproval:
+			if isLive(nc) {
+				x.st.setApprovals(id, append(append([]*runs.Obj(nil), pending...), approval))
+			}
+			x.emit(id, approval)
+		case runs.Queued, runs.Running, runs.Stopping:
+			x.st.setApprovals(id, nil)
+		default: // terminal
+			if ev := runs.TerminalEvent(rec, id, now); ev != nil {
+				x.emit(id, ev)
+			}
+			x.ends = append(x.ends, id)
+			x.st.setApprovals(id, nil)
+			x.st.setSteers(id, nil)
+		}
+		x.checkpoint = true
+		out = nc.Record
+		return nil
+	})
+	return out, err
+}
+
+// Emitted is the answer of the events control (controls §11.2).
+type Emitted struct {
+	Emitted, Buffered int
+}
+
+// Events scripts non-status events (controls §11.2).
+func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
+	var out Emitted
+	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+		x.sweepTick()
+		c, ok := x.hydrate(id, x.scope())
+		if !ok {
+			return runs.RunNotFound(id)
+		}
+		evs, eerr := runs.ParseEvents(body, hasBody)
+		if eerr != nil {
+			return eerr
+		}
+		if runs.IsTerminal(c.Status) {
+			return runs.Hermes("mock_terminal_run", "events: terminal runs cannot be changed")
+		}
+		if !c.Owner.Local {
+			return runs.Hermes("run_not_active", "Run is not active in this gateway process: "+id)
+		}
+		_, hasTransport := x.g.transports[tkey{x.name, x.branch, id}]
+		for _, e := range evs {
+			now := x.now()
+			x.emit(id, e.Build(id, now))
+			if hasTransport {
+				out.Buffered++
+			}
+			out.Emitted++
+			if e.Name != "message.delta" {
+				before := decode(c.Record)
+				c = x.setRecord(id, c, runs.EventApplied(before, e.Name, now), before)
+			}
+		}
+		x.checkpoint = true
+		return nil
+	})
+	return out, err
+}
+
+// Deliver empties a run's steer queue (controls §11.3) and returns how many texts it held.
+func (g *Gateway) Deliver(ns, id string) (int, *runs.Error) {
+	n := 0
+	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+		x.sweepTick()
+		c, ok := x.hydrate(id, x.scope())
+		if !ok {
+			return runs.RunNotFound(id)
+		}
+		if runs.IsTerminal(c.Status) {
+			return runs.Hermes("mock_terminal_run", "deliver: terminal runs cannot be changed")
+		}
+		q, _ := x.st.steers.Get(id)
+		n = len(q)
+		x.st.setSteers(id, nil)
+		x.dirty = true
+		x.checkpoint = true
+		return nil
+	})
+	return n, err
+}
+
+// DrainFlag reads the drain flag of ns's main branch (controls §11.4).
+func (g *Gateway) DrainFlag(ns string) bool { return g.Draining(Main(ns)) }
+
+// SetDraining sets the drain flag (controls §11.4).
+func (g *Gateway) SetDraining(ns string, on bool) *runs.Error {
+	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+		x.st.draining = on
+		x.dirty = true
+		x.checkpoint = true
+		return nil
+	})
+	return err
+}
+
+// Restarted is the answer of the restart control (controls §11.5).
+type Restarted struct {
+	Retained, Discarded int
+}
+
+// Restart performs a logical restart of ns (runs-api §10.3). alive selects the
+// "alive" owner (the old owner still runs elsewhere) over "stale".
+func (g *Gateway) Restart(ns string, alive bool) (Restarted, *runs.Error) {
+	var out Restarted
+	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+		out = x.restart(alive)
+		x.checkpoint = true
+		return nil
+	})
+	return out, err
+}
+
+func (x *tx) restart(alive bool) Restarted {
+	var out Restarted
+	it := x.st.runs.Iterator()
+	for !it.Done() {
+		id, _, _ := it.Next()
+		if _, ok := x.st.resByRun.Get(id); !ok {
+			out.Discarded++
+		}
+	}
+	// Rewrite every reservation's owner; storage gets one UPDATE, not a row each.
+	res := immutable.NewMap[string, *Reservation](nil)
+	rit := x.st.res.Iterator()
+	for !rit.Done() {
+		k, r, _ := rit.Next()
+		nr := *r
+		nr.Owner.Local, nr.Owner.Alive = false, alive
+		res = res.Set(k, &nr)
+	}
+	out.Retained = res.Len()
+	fresh := newState()
+	fresh.res, fresh.resByRun, fresh.prunable = res, x.st.resByRun, x.st.prunable
+	fresh.scopeProfile, fresh.scopeIdentity = x.st.scopeProfile, x.st.scopeIdentity
+	fresh.runCounter, fresh.approvalCounter = x.st.runCounter, x.st.approvalCounter
+	fresh.nextSweep, fresh.hasSweep = x.now()+60, true
+	x.st = fresh
+	x.dirty = true
+	if x.durable {
+		x.batch.SetOwners = &storage.OwnerUpdate{Local: false, Alive: alive}
+	}
+	x.g.destroyTransports(x.name, x.branch, true)
+	return out
+}
+
+// SetScope replaces the namespace's scope (controls §11.6).
+func (g *Gateway) SetScope(ns, profile, identity string) *runs.Error {
+	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+		x.st.scopeProfile, x.st.scopeIdentity = profile, identity
+		x.touchMeta()
+		x.checkpoint = true
+		return nil
+	})
+	return err
+}
+
+// Sweep runs one retention sweep at now without moving the schedule (controls §11.7).
+func (g *Gateway) Sweep(ns string) (int, *runs.Error) {
+	n := 0
+	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+		n = x.sweep(x.now())
+		x.dirty = true
+		x.checkpoint = true
+		return nil
+	})
+	return n, err
+}
+
+// Reset clears the namespaces' state (controls §4.3); all selects every created
+// namespace. It returns the names reset, sorted.
+func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
+	names := []string{ns}
+	if all {
+		names = g.Namespaces()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, name := range names {
+		space := g.space(name)
+		if err := g.db.Apply(bg(), storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}}); err != nil {
+			return nil, runs.Internal("storage: " + err.Error())
+		}
+		for b := range space.branches {
+			g.destroyTransports(name, b, true)
+		}
+		space.branches = map[string]*branchState{"main": {st: newState()}}
+		space.tl = nil
+	}
+	return names, nil
+}

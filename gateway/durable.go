@@ -1,0 +1,71 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
+)
+
+func bg() context.Context { return context.Background() }
+
+// load reads what the store holds and performs a stale restart of every
+// namespace found (runs-api §10.4): reservations come back with owners
+// local:false, alive:false; counters and scope continue; the sweep schedule
+// starts at now + 60 s; the clock state is restored.
+func (g *Gateway) load() error {
+	spaces, reservations, clock, err := g.db.Load(bg())
+	if err != nil {
+		return fmt.Errorf("gateway: load: %w", err)
+	}
+	if clock != nil {
+		g.clock = runs.Clock{Frozen: clock.Frozen, FrozenMs: clock.FrozenMs, OffsetMs: clock.OffsetMs}
+	}
+	now := g.nowS()
+	for _, m := range spaces {
+		st := newState()
+		st.runCounter, st.approvalCounter = m.RunCounter, m.ApprovalCounter
+		st.scopeProfile, st.scopeIdentity = m.ScopeProfile, m.ScopeIdentity
+		st.nextSweep, st.hasSweep = now+60, true
+		g.spaces[m.Name] = &namespace{name: m.Name, branches: map[string]*branchState{"main": {st: st}}}
+	}
+	for _, r := range reservations {
+		ns := g.spaces[r.Namespace]
+		if ns == nil {
+			continue
+		}
+		rec, err := runs.ParseStored(r.Record)
+		if err != nil || rec.Kind != runs.Object {
+			return fmt.Errorf("gateway: load: reservation %s of %s: record does not parse", r.RunID, r.Namespace)
+		}
+		bs := ns.branches["main"]
+		bs.st.putRes(&Reservation{Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID,
+			Owner:  Owner{Scope: r.OwnerScope, Keyed: r.Keyed},
+			Record: r.Record, Status: runs.RecordStatus(rec.Obj), UpdatedAt: r.UpdatedAt})
+	}
+	for name := range g.spaces {
+		if err := g.db.Apply(bg(), storage.Batch{Namespace: name, SetOwners: &storage.OwnerUpdate{}}); err != nil {
+			return fmt.Errorf("gateway: load: %w", err)
+		}
+	}
+	return nil
+}
+
+// rewriteDurable makes the store's copy of ns equal st (checkout of main).
+// Callers hold g.mu.
+func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
+	b := storage.Batch{Namespace: ns, Clear: true, Meta: &storage.Namespace{Name: ns, RunCounter: st.runCounter,
+		ApprovalCounter: st.approvalCounter, ScopeProfile: st.scopeProfile, ScopeIdentity: st.scopeIdentity}}
+	it := st.res.Iterator()
+	for !it.Done() {
+		_, r, _ := it.Next()
+		b.Upsert = append(b.Upsert, storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key,
+			Fingerprint: r.Fingerprint, RunID: r.RunID, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed,
+			Local: r.Owner.Local, Alive: r.Owner.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt})
+	}
+	if err := g.db.Apply(bg(), b); err != nil {
+		return runs.Internal("storage: " + err.Error())
+	}
+	return nil
+}

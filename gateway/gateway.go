@@ -1,0 +1,314 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
+)
+
+// Options configure a Gateway. The zero value is valid.
+type Options struct {
+	APIKey            string         // --api-key: changes the default scope identity (runs-api §9)
+	MaxConcurrentRuns int            // --max-concurrent-runs; 0 = no limit
+	MaxCheckpoints    int            // --max-checkpoints; 0 = 1000
+	SubscribeWait     time.Duration  // --sse-subscribe-wait; 0 = 1s
+	Seed              string         // --seed
+	Wall              func() float64 // wall clock in epoch ms; nil = time.Now
+}
+
+// Gateway holds all emulator state. All methods are safe for concurrent use.
+type Gateway struct {
+	mu       sync.Mutex
+	opts     Options
+	db       *storage.DB
+	clock    runs.Clock
+	rng      runs.RNG
+	defScope string
+	spaces   map[string]*namespace
+	started  float64 // wall ms at start
+
+	transports map[tkey]*transport
+	snaps      map[string]snapshot
+	snapSeq    int
+}
+
+type namespace struct {
+	name     string
+	branches map[string]*branchState
+	tl       *timeline
+}
+
+// branchState is the current state of one branch plus its change counter,
+// which tells whether a checkpoint is needed.
+type branchState struct {
+	st      State
+	version uint64
+	cpAt    uint64 // version of the last checkpoint committed on this branch
+	cpID    string // that checkpoint
+}
+
+// NamePattern is the namespace and branch pattern (runs-api §3).
+var NamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// New opens a gateway on db. When db already held state (a real restart), every
+// namespace found performs a stale restart (runs-api §10.4).
+func New(db *storage.DB, opts Options) (*Gateway, error) {
+	if opts.Wall == nil {
+		opts.Wall = func() float64 { return float64(time.Now().UnixMicro()) / 1000 }
+	}
+	if opts.MaxCheckpoints <= 0 {
+		opts.MaxCheckpoints = 1000
+	}
+	if opts.SubscribeWait <= 0 {
+		opts.SubscribeWait = time.Second
+	}
+	if opts.MaxConcurrentRuns < 0 {
+		opts.MaxConcurrentRuns = 0
+	}
+	identity := runs.DefaultIdentity
+	if opts.APIKey != "" {
+		identity = opts.APIKey
+	}
+	g := &Gateway{
+		opts:       opts,
+		db:         db,
+		rng:        runs.RNG{State: runs.SeedFromString(opts.Seed)},
+		defScope:   runs.ScopeHash(runs.DefaultProfile, identity),
+		spaces:     map[string]*namespace{},
+		started:    opts.Wall(),
+		transports: map[tkey]*transport{},
+	}
+	if err := g.load(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// DefaultIdentity is the scope identity used when no scope is set.
+func (g *Gateway) defaultIdentity() string {
+	if g.opts.APIKey != "" {
+		return g.opts.APIKey
+	}
+	return runs.DefaultIdentity
+}
+
+// nowMs is the controlled clock; callers hold g.mu.
+func (g *Gateway) nowMs() float64 { return g.clock.Now(g.opts.Wall()) }
+
+func (g *Gateway) nowS() float64 { return runs.Seconds(g.nowMs()) }
+
+// Now returns the controlled clock in epoch milliseconds.
+func (g *Gateway) Now() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.nowMs()
+}
+
+// Uptime is the wall-clock milliseconds since the gateway started.
+func (g *Gateway) Uptime() float64 { return g.opts.Wall() - g.started }
+
+// ClockState is the clock as GET /__admin/clock shows it (controls §5).
+type ClockState struct {
+	Now      float64
+	Frozen   bool
+	OffsetMs float64
+}
+
+// Clock returns the clock state.
+func (g *Gateway) Clock() ClockState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.clockState()
+}
+
+func (g *Gateway) clockState() ClockState {
+	now := g.nowMs()
+	off := g.clock.OffsetMs
+	if g.clock.Frozen {
+		off = now - g.opts.Wall()
+	}
+	return ClockState{Now: now, Frozen: g.clock.Frozen, OffsetMs: off}
+}
+
+// SetClock applies a POST /__admin/clock body (controls §5). Fields applied before
+// an error stay applied; the state is returned either way.
+func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, err := g.clock.ApplyRequest(body, g.opts.Wall())
+	g.clock = c
+	g.saveClock()
+	return g.clockState(), err
+}
+
+func (g *Gateway) saveClock() {
+	// The clock is durable with --db (runs-api §10.4). A failure to save it is
+	// not fatal to the request that moved it.
+	_ = g.db.SaveClock(context.Background(), storage.Clock{Frozen: g.clock.Frozen, FrozenMs: g.clock.FrozenMs, OffsetMs: g.clock.OffsetMs})
+}
+
+// Draw returns the next value of the fault RNG (controls §6.7).
+func (g *Gateway) Draw() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.rng.Next()
+}
+
+// Namespaces lists the created namespaces, sorted.
+func (g *Gateway) Namespaces() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	names := make([]string, 0, len(g.spaces))
+	for n := range g.spaces {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NamespaceCount is the number of created namespaces (GET /health).
+func (g *Gateway) NamespaceCount() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.spaces)
+}
+
+// space returns the namespace, creating it (with its timeline and durable row)
+// on first use. Callers hold g.mu.
+func (g *Gateway) space(name string) *namespace {
+	if ns, ok := g.spaces[name]; ok {
+		return ns
+	}
+	ns := &namespace{name: name, branches: map[string]*branchState{"main": {st: newState()}}}
+	g.spaces[name] = ns
+	_ = g.db.Apply(context.Background(), storage.Batch{Namespace: name, Meta: &storage.Namespace{Name: name}})
+	return ns
+}
+
+// Target addresses the state one request works on: a namespace, a branch, and
+// for read-only history views a scratch state that is thrown away.
+type Target struct {
+	NS     string
+	Branch string
+	view   *State
+}
+
+// Main is the target of the main branch of ns (the Hermes controls act there).
+func Main(ns string) Target { return Target{NS: ns, Branch: "main"} }
+
+// IsView reports whether the target is a read-only history view.
+func (t Target) IsView() bool { return t.view != nil }
+
+// tx is one serialised change to one branch's state.
+type tx struct {
+	g       *Gateway
+	ns      *namespace
+	name    string
+	branch  string
+	bs      *branchState
+	st      State
+	view    bool
+	durable bool
+	batch   storage.Batch
+	dirty   bool // st changed
+	meta    bool // counters or scope changed
+	emits   []emission
+	ends    []string // runs whose stream ends (terminal)
+	opened  []tkey   // transports created by admissions
+	created float64  // their creation time
+
+	accept     bool // an accepted mutation (runs-api §6.1 step 14): checkpoint now
+	checkpoint bool // a Hermes control: checkpoint after success (controls §11)
+}
+
+type emission struct {
+	runID string
+	frame []byte
+}
+
+// update runs fn in a transaction on t's state. Whatever fn changed is kept even
+// when it returns an error (a sweep tick or hydration before a failing step
+// stays, controls §11). A storage failure discards the change and answers 500.
+//
+// When fn marks the change accepted (x.accept) or asks for a checkpoint
+// (x.checkpoint) and succeeds, a checkpoint is committed at once and its id is
+// returned (controls §8.2).
+func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (string, *runs.Error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	x := g.begin(t)
+	ferr := fn(x)
+	if err := g.commit(x); err != nil {
+		return "", err
+	}
+	if ferr != nil || x.view || !(x.accept || x.checkpoint) {
+		return "", ferr
+	}
+	return g.commitCheckpoint(x.ns, x.branch), nil
+}
+
+func (g *Gateway) begin(t Target) *tx {
+	ns := g.space(t.NS)
+	x := &tx{g: g, ns: ns, name: t.NS, branch: t.Branch}
+	if t.view != nil {
+		x.st = *t.view
+		x.view = true
+		return x
+	}
+	bs := ns.branches[t.Branch]
+	if bs == nil {
+		bs = g.createBranch(ns, t.Branch, "")
+	}
+	x.bs = bs
+	x.st = bs.st
+	x.durable = t.Branch == "main"
+	x.batch.Namespace = t.NS
+	return x
+}
+
+func (g *Gateway) commit(x *tx) *runs.Error {
+	if x.view || !x.dirty {
+		return nil
+	}
+	if x.durable {
+		if x.meta {
+			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: x.st.runCounter, ApprovalCounter: x.st.approvalCounter,
+				ScopeProfile: x.st.scopeProfile, ScopeIdentity: x.st.scopeIdentity}
+		}
+		if x.batch.Clear || x.batch.Meta != nil || len(x.batch.Upsert) > 0 || len(x.batch.Delete) > 0 || x.batch.SetOwners != nil {
+			if err := g.db.Apply(context.Background(), x.batch); err != nil {
+				return runs.Internal(fmt.Sprintf("storage: %v", err))
+			}
+		}
+	}
+	x.bs.st = x.st
+	x.bs.version++
+	for _, k := range x.opened {
+		g.transports[k] = newTransport(x.created)
+	}
+	for _, e := range x.emits {
+		g.deliver(tkey{x.name, x.branch, e.runID}, e.frame)
+	}
+	for _, id := range x.ends {
+		g.endStream(tkey{x.name, x.branch, id})
+	}
+	return nil
+}
+
+// storageNS is the id salt of the tx's branch (runs-api §12.1).
+func (x *tx) storageNS() string { return runs.BranchStorageNS(x.name, x.branch) }
+
+func (x *tx) now() float64 { return x.g.nowS() }
+
+func (x *tx) scope() string {
+	if x.st.scopeProfile == "" {
+		return x.g.defScope
+	}
+	return runs.ScopeHash(x.st.scopeProfile, x.st.scopeIdentity)
+}

@@ -1,0 +1,202 @@
+package gateway
+
+import (
+	"cmp"
+	"strings"
+
+	"github.com/benbjohnson/immutable"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// Owner is a run's ownership stamp (runs-api §9): local means the run's executor
+// lives in this process; alive means the owning process still runs.
+type Owner struct {
+	Scope string
+	Keyed bool
+	Local bool
+	Alive bool
+}
+
+// Cached is one run in the cache layer. Record is the vendor JSON rendering of
+// the run record in its current key order; Status and UpdatedAt are kept beside
+// it so retention and capacity never parse records.
+type Cached struct {
+	Record    []byte
+	Status    string
+	UpdatedAt float64
+	Owner     Owner
+}
+
+// Reservation is the durable row of a keyed submission (runs-api §7).
+// Record is the durable copy of the run record, keys sorted at every level.
+type Reservation struct {
+	Scope, Key  string
+	Fingerprint string
+	RunID       string
+	Owner       Owner
+	Record      []byte
+	Status      string
+	UpdatedAt   float64
+}
+
+func resKey(scope, key string) string { return scope + "\x00" + key }
+
+// aged orders entries by time, then by key, for the retention indexes.
+type aged struct {
+	at  float64
+	key string
+}
+
+type agedComparer struct{}
+
+func (agedComparer) Compare(a, b aged) int {
+	if c := cmp.Compare(a.at, b.at); c != 0 {
+		return c
+	}
+	return strings.Compare(a.key, b.key)
+}
+
+// State is one namespace's state on one branch (controls §8.8, "restored").
+// It is a value: copying it is an O(1) snapshot because every collection is a
+// persistent map. Never change a map in place; every mutator returns a new map.
+type State struct {
+	runs      *immutable.Map[string, *Cached]
+	res       *immutable.Map[string, *Reservation] // by resKey(scope, key)
+	resByRun  *immutable.Map[string, string]       // run id → resKey
+	approvals *immutable.Map[string, []*runs.Obj]  // run id → pending approval events (FIFO)
+	steers    *immutable.Map[string, []string]     // run id → queued steer texts
+
+	sweepable *immutable.SortedMap[aged, struct{}] // cached completed/failed/cancelled runs by updated_at
+	prunable  *immutable.SortedMap[aged, struct{}] // terminal reservations by durable updatedAt
+
+	scopeProfile, scopeIdentity string // "" = default scope
+	nextSweep                   float64
+	hasSweep                    bool
+	runCounter, approvalCounter int64
+	draining                    bool
+
+	live       int // unfinished runs with a local owner (capacity, runs-api §14.1)
+	nApprovals int
+	nSteers    int
+}
+
+func newState() State {
+	return State{
+		runs:      immutable.NewMap[string, *Cached](nil),
+		res:       immutable.NewMap[string, *Reservation](nil),
+		resByRun:  immutable.NewMap[string, string](nil),
+		approvals: immutable.NewMap[string, []*runs.Obj](nil),
+		steers:    immutable.NewMap[string, []string](nil),
+		sweepable: immutable.NewSortedMap[aged, struct{}](agedComparer{}),
+		prunable:  immutable.NewSortedMap[aged, struct{}](agedComparer{}),
+	}
+}
+
+// Records is the number of state rows a checkpoint captures (controls §8.1).
+func (s *State) Records() int {
+	n := 2*s.runs.Len() + s.res.Len() + s.nApprovals + s.nSteers
+	if s.scopeProfile != "" {
+		n++
+	}
+	if s.hasSweep {
+		n++
+	}
+	if s.draining {
+		n++
+	}
+	return n
+}
+
+func isLive(c *Cached) bool { return c != nil && !runs.IsTerminal(c.Status) && c.Owner.Local }
+
+func isSweepable(status string) bool {
+	return status == runs.Completed || status == runs.Failed || status == runs.Cancelled
+}
+
+func (s *State) putRun(id string, c *Cached) {
+	old, _ := s.runs.Get(id)
+	s.unindexRun(id, old)
+	s.runs = s.runs.Set(id, c)
+	if isLive(c) {
+		s.live++
+	}
+	if isSweepable(c.Status) {
+		s.sweepable = s.sweepable.Set(aged{c.UpdatedAt, id}, struct{}{})
+	}
+}
+
+func (s *State) delRun(id string) {
+	old, ok := s.runs.Get(id)
+	if !ok {
+		return
+	}
+	s.unindexRun(id, old)
+	s.runs = s.runs.Delete(id)
+}
+
+func (s *State) unindexRun(id string, old *Cached) {
+	if old == nil {
+		return
+	}
+	if isLive(old) {
+		s.live--
+	}
+	if isSweepable(old.Status) {
+		s.sweepable = s.sweepable.Delete(aged{old.UpdatedAt, id})
+	}
+}
+
+func (s *State) putRes(r *Reservation) {
+	k := resKey(r.Scope, r.Key)
+	if old, ok := s.res.Get(k); ok && runs.IsTerminal(old.Status) {
+		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
+	}
+	s.res = s.res.Set(k, r)
+	s.resByRun = s.resByRun.Set(r.RunID, k)
+	if runs.IsTerminal(r.Status) {
+		s.prunable = s.prunable.Set(aged{r.UpdatedAt, k}, struct{}{})
+	}
+}
+
+func (s *State) delRes(k string) {
+	old, ok := s.res.Get(k)
+	if !ok {
+		return
+	}
+	if runs.IsTerminal(old.Status) {
+		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
+	}
+	s.res = s.res.Delete(k)
+	if cur, ok := s.resByRun.Get(old.RunID); ok && cur == k {
+		s.resByRun = s.resByRun.Delete(old.RunID)
+	}
+}
+
+func (s *State) setApprovals(id string, q []*runs.Obj) {
+	old, _ := s.approvals.Get(id)
+	s.nApprovals += len(q) - len(old)
+	if len(q) == 0 {
+		s.approvals = s.approvals.Delete(id)
+		return
+	}
+	s.approvals = s.approvals.Set(id, q)
+}
+
+func (s *State) setSteers(id string, q []string) {
+	old, _ := s.steers.Get(id)
+	s.nSteers += len(q) - len(old)
+	if len(q) == 0 {
+		s.steers = s.steers.Delete(id)
+		return
+	}
+	s.steers = s.steers.Set(id, q)
+}
+
+// scope is the namespace's current scope hash (runs-api §9).
+func (s *State) scope(defaultIdentity string) string {
+	if s.scopeProfile == "" {
+		return runs.ScopeHash(runs.DefaultProfile, defaultIdentity)
+	}
+	return runs.ScopeHash(s.scopeProfile, s.scopeIdentity)
+}

@@ -1,0 +1,195 @@
+package gateway
+
+import (
+	"math"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
+)
+
+// The tx mutators: every change to state goes through them, so the durable
+// batch, the change flag and the indexes stay in step.
+
+func (x *tx) putRun(id string, c *Cached) {
+	x.st.putRun(id, c)
+	x.dirty = true
+}
+
+func (x *tx) delRun(id string) {
+	x.st.delRun(id)
+	x.dirty = true
+}
+
+func (x *tx) putRes(r *Reservation) {
+	x.st.putRes(r)
+	x.dirty = true
+	if x.durable {
+		x.batch.Upsert = append(x.batch.Upsert, storage.Reservation{
+			Namespace: x.name, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID,
+			OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local, Alive: r.Owner.Alive,
+			Record: r.Record, UpdatedAt: r.UpdatedAt,
+		})
+	}
+}
+
+func (x *tx) delRes(k string) {
+	r, ok := x.st.res.Get(k)
+	if !ok {
+		return
+	}
+	x.st.delRes(k)
+	x.dirty = true
+	if x.durable {
+		x.batch.Delete = append(x.batch.Delete, storage.ReservationKey{Scope: r.Scope, Key: r.Key})
+	}
+}
+
+func (x *tx) touchMeta() {
+	x.meta = true
+	x.dirty = true
+}
+
+func (x *tx) emit(runID string, ev *runs.Obj) {
+	if x.view {
+		return
+	}
+	frame := append([]byte("data: "), runs.AppendPython(nil, runs.ObjectValue(ev))...)
+	frame = append(frame, '\n', '\n')
+	x.emits = append(x.emits, emission{runID, frame})
+}
+
+func decode(b []byte) *runs.Obj {
+	v, err := runs.ParseStored(b)
+	if err != nil || v.Kind != runs.Object {
+		// Records are rendered by this package; failing to read one back is a bug.
+		panic("gateway: stored record does not parse: " + string(b))
+	}
+	return v.Obj
+}
+
+func encode(o *runs.Obj) []byte { return runs.MarshalValue(runs.ObjectValue(o)) }
+
+func updatedAt(o *runs.Obj) float64 {
+	v, _ := o.Get("updated_at")
+	return v.Float
+}
+
+// setRecord replaces run id's cached record after a change and applies the
+// persist rule (runs-api §10.2) to its reservation.
+func (x *tx) setRecord(id string, before *Cached, rec *runs.Obj, beforeRec *runs.Obj) *Cached {
+	c := &Cached{Record: encode(rec), Status: runs.RecordStatus(rec), UpdatedAt: updatedAt(rec), Owner: before.Owner}
+	x.putRun(id, c)
+	if k, ok := x.st.resByRun.Get(id); ok && runs.ShouldPersist(beforeRec, rec) {
+		r, _ := x.st.res.Get(k)
+		nr := *r
+		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
+		nr.Status = c.Status
+		nr.UpdatedAt = x.now()
+		x.putRes(&nr)
+	}
+	return c
+}
+
+// hydrate implements runs-api §10.1: the run visible in scope, copied from its
+// reservation into the cache when needed, with the stale-owner interruption.
+func (x *tx) hydrate(id, scope string) (*Cached, bool) {
+	if c, ok := x.st.runs.Get(id); ok && c.Owner.Scope == scope {
+		return c, true
+	}
+	k, ok := x.st.resByRun.Get(id)
+	if !ok {
+		return nil, false
+	}
+	r, _ := x.st.res.Get(k)
+	if r.Scope != scope {
+		return nil, false
+	}
+	c := &Cached{Record: r.Record, Status: r.Status, UpdatedAt: r.UpdatedAt, Owner: r.Owner}
+	if !r.Owner.Alive && !runs.IsTerminal(r.Status) {
+		now := x.now()
+		rec := runs.Interrupt(decode(r.Record), now)
+		c = &Cached{Record: encode(rec), Status: runs.Interrupted, UpdatedAt: now, Owner: r.Owner}
+		nr := *r
+		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
+		nr.Status = runs.Interrupted
+		nr.UpdatedAt = now
+		x.putRes(&nr)
+	}
+	x.putRun(id, c)
+	return c, true
+}
+
+// visible checks visibility without hydration (RunEvents, runs-api §6.4.2 step 3).
+func (x *tx) visible(id, scope string) bool {
+	if c, ok := x.st.runs.Get(id); ok && c.Owner.Scope == scope {
+		return true
+	}
+	if k, ok := x.st.resByRun.Get(id); ok {
+		r, _ := x.st.res.Get(k)
+		return r.Scope == scope
+	}
+	return false
+}
+
+// sweepTick evaluates the lazy retention schedule (runs-api §11.1).
+func (x *tx) sweepTick() {
+	now := x.now()
+	if !x.st.hasSweep {
+		x.st.nextSweep, x.st.hasSweep = now+60, true
+		x.dirty = true
+		return
+	}
+	if now < x.st.nextSweep {
+		return
+	}
+	tick := x.st.nextSweep + math.Floor((now-x.st.nextSweep)/60)*60
+	x.sweep(tick)
+	x.st.nextSweep = tick + 60
+	x.dirty = true
+}
+
+// sweep is one retention sweep at time at (runs-api §11.2); it returns the
+// number of cached runs removed.
+func (x *tx) sweep(at float64) int {
+	if !x.view {
+		x.g.expireTransports(x.name, x.branch, at)
+	}
+	var doomed []string
+	it := x.st.sweepable.Iterator()
+	for !it.Done() {
+		k, _, _ := it.Next()
+		if !(at-k.at > 3600) {
+			break
+		}
+		doomed = append(doomed, k.key)
+	}
+	for _, id := range doomed {
+		x.delRun(id)
+	}
+	return len(doomed)
+}
+
+// prune deletes terminal reservations older than 24 hours (runs-api §11.3).
+func (x *tx) prune() {
+	limit := x.now() - 86400
+	var doomed []string
+	it := x.st.prunable.Iterator()
+	for !it.Done() {
+		k, _, _ := it.Next()
+		if !(k.at < limit) {
+			break
+		}
+		doomed = append(doomed, k.key)
+	}
+	for _, k := range doomed {
+		x.delRes(k)
+	}
+}
+
+func (x *tx) openTransport(id string, now float64) {
+	if x.view {
+		return
+	}
+	x.opened = append(x.opened, tkey{x.name, x.branch, id})
+	x.created = now
+}

@@ -41,7 +41,9 @@ func Fingerprint(body Value, memoryKey string) (string, error) {
 		return "", err
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:]), nil
 }
 
 // canonBufs recycles the canonical-text buffers of Fingerprint.
@@ -89,7 +91,8 @@ func appendCanonValue(dst []byte, v Value) ([]byte, error) {
 			return append(dst, '}'), nil
 		}
 		keys, vals := v.Obj.Keys, v.Obj.Vals
-		order := sortedKeys(keys)
+		var scratch [16]int
+		order := sortedKeys(keys, scratch[:0])
 		for n := range len(keys) {
 			i := n
 			if order != nil {
@@ -116,9 +119,10 @@ func appendCanonValue(dst []byte, v Value) ([]byte, error) {
 
 // sortedKeys returns the positions of keys in code-point order (byte order of
 // UTF-8 and WTF-8 is code-point order), or nil when keys are already strictly
-// ascending. Keys of a parsed object are unique; if a hand-built object repeats
-// one, its last occurrence wins, as in a Python dict.
-func sortedKeys(keys []string) []int {
+// ascending; order is scratch space to append to. Keys of a parsed object are
+// unique; if a hand-built object repeats one, its last occurrence wins, as in a
+// Python dict.
+func sortedKeys(keys []string, order []int) []int {
 	sorted := true
 	for i := 1; i < len(keys); i++ {
 		if keys[i-1] >= keys[i] {
@@ -129,9 +133,8 @@ func sortedKeys(keys []string) []int {
 	if sorted {
 		return nil
 	}
-	order := make([]int, len(keys))
-	for i := range order {
-		order[i] = i
+	for i := range keys {
+		order = append(order, i)
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
 	out := order[:0]

@@ -3,6 +3,7 @@ package runs
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // maxDepth is the deepest nesting of arrays and objects a body may have (wire.md §2.1, D1 (3)).
@@ -44,16 +45,40 @@ func (e *syntaxError) Error() string {
 // depend on the input. Unescaped strings and integers share the memory of one
 // copy of the text.
 func Parse(body []byte) (Value, error) {
-	p := jsonParser{s: decodeBody(body)}
-	return p.parse()
+	return parseText(decodeBody(body), false)
 }
 
 // ParseStored is Parse that also accepts the bare tokens Infinity and -Infinity
 // as ±Inf floats, to read back records the emulator rendered itself (a record
 // may echo a non-finite number, wire.md §3.1). NaN stays an error.
 func ParseStored(text []byte) (Value, error) {
-	p := jsonParser{s: decodeBody(text), stored: true}
-	return p.parse()
+	return parseText(decodeBody(text), true)
+}
+
+// parsers recycles the scratch stacks of finished parses.
+var parsers = sync.Pool{New: func() any { return new(jsonParser) }}
+
+// maxPooled and maxPooledDepth bound the scratch a parser keeps for reuse.
+const (
+	maxPooled      = 4096
+	maxPooledDepth = 64
+)
+
+func parseText(s string, stored bool) (Value, error) {
+	p := parsers.Get().(*jsonParser)
+	p.s, p.pos, p.stored = s, 0, stored
+	v, err := p.parse()
+	// Drop references into the text and the values before pooling (closed
+	// containers already cleared their part of keys and vals).
+	if cap(p.stack) > maxPooledDepth || cap(p.keys) > maxPooled || cap(p.vals) > maxPooled || cap(p.buf) > 64*maxPooled {
+		return v, err
+	}
+	clear(p.stack[:cap(p.stack)])
+	clear(p.keys)
+	clear(p.vals)
+	p.s, p.stack, p.keys, p.vals = "", p.stack[:0], p.keys[:0], p.vals[:0]
+	parsers.Put(p)
+	return v, err
 }
 
 // jsonFrame is one open array or object on the parser's stack. Its elements are
@@ -193,6 +218,7 @@ value:
 			copy(o.Keys, p.keys[f.kstart:])
 			copy(o.Vals, p.vals[f.start:])
 			clear(p.vals[f.start:])
+			clear(p.keys[f.kstart:])
 			p.vals = p.vals[:f.start]
 			p.keys = p.keys[:f.kstart]
 			v = Value{Kind: Object, Obj: o}

@@ -1,0 +1,131 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jmoiron/sqlx"
+	"modernc.org/sqlite"
+)
+
+// busyTimeoutMs bounds how long a transaction waits for the write lock held by
+// another connection to the same file (another handle or process) before
+// failing with SQLITE_BUSY.
+const busyTimeoutMs = 10000
+
+// DB is an open store: a file database (--db, WAL) or a private in-memory one.
+// It is safe for concurrent use; every method runs in its own transaction.
+type DB struct {
+	x        *sqlx.DB
+	path     string
+	existed  bool
+	keeper   driver.Conn // in-memory only: pins the shared-cache database
+	once     sync.Once
+	closeErr error
+}
+
+// memSeq numbers in-memory databases within the process.
+var memSeq atomic.Uint64
+
+// Open opens the store. path "" gives a private in-memory database that lives
+// until Close and is never shared with another DB, even in the same process
+// (runs-api §10.4: two embedded instances never share state). Any other path is
+// a SQLite file, created when missing, in WAL mode with synchronous=NORMAL (a
+// committed transaction survives a process crash, kill -9 included, though not
+// necessarily a power loss), with busy_timeout set and the embedded migrations
+// applied. A file holding another application's database is refused (ErrForeign).
+//
+// Connections. Both modes use exactly one pooled connection (SetMaxOpenConns(1)):
+//   - In memory, the database is the URI file:hermes-mem-<seq>-<random>?mode=memory&cache=shared.
+//     A unique name isolates instances. The pool must not grow: in shared-cache
+//     mode concurrent connections conflict on table locks (SQLITE_LOCKED), which
+//     busy_timeout does not cover. A second, idle "keeper" connection that never
+//     runs a statement holds the database open, so it survives even if the pool
+//     ever replaces its connection (an in-memory database dies with its last
+//     connection).
+//   - On a file, the caller serialises its calls and only reads at start-up
+//     (Load), so more connections would buy nothing; one connection makes
+//     database/sql queue concurrent callers in the process, so they never meet
+//     SQLITE_BUSY. Immediate transactions and busy_timeout still protect the file
+//     against another handle or process.
+func Open(path string) (*DB, error) {
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{path: path}
+	var dsn string
+	if path == "" {
+		var r [8]byte
+		_, _ = rand.Read(r[:]) // never fails (crypto/rand contract)
+		name := fmt.Sprintf("file:hermes-mem-%d-%s?mode=memory&cache=shared", memSeq.Add(1), hex.EncodeToString(r[:]))
+		db.keeper, err = (&sqlite.Driver{}).Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("storage: open in-memory database: %w", err)
+		}
+		dsn = name + "&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMs) + ")&_txlock=immediate"
+	} else {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("storage: open %s: %w", path, err)
+		}
+		// A file: URI with an escaped path, so '?', '#' and '%' in the path stay
+		// part of the name; busy_timeout is applied before journal_mode.
+		u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), OmitHost: true}
+		q := url.Values{}
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMs))
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Set("_txlock", "immediate")
+		dsn = u.String() + "?" + q.Encode()
+	}
+	db.x, err = sqlx.Open("sqlite", dsn)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("storage: open: %w", err)
+	}
+	db.x.SetMaxOpenConns(1)
+	db.x.SetMaxIdleConns(1)
+	db.x.SetConnMaxLifetime(0)
+	db.x.SetConnMaxIdleTime(0)
+	if db.existed, err = migrate(context.Background(), db.x, ms); err != nil {
+		db.Close()
+		if path != "" {
+			return nil, fmt.Errorf("%w (file %s)", err, path)
+		}
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the database; an in-memory database is gone afterwards. Calling
+// Close again returns the first result.
+func (db *DB) Close() error {
+	db.once.Do(func() {
+		var errs []error
+		if db.x != nil {
+			errs = append(errs, db.x.Close())
+		}
+		if db.keeper != nil {
+			errs = append(errs, db.keeper.Close())
+		}
+		db.closeErr = errors.Join(errs...)
+	})
+	return db.closeErr
+}
+
+// Path is the file given to Open, "" for in-memory.
+func (db *DB) Path() string { return db.path }
+
+// Existed reports whether Open found a file that already carried the schema: a
+// real restart (runs-api §10.4), after which the caller performs a stale logical
+// restart of every namespace Load returns. Always false in memory.
+func (db *DB) Existed() bool { return db.existed }

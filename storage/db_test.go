@@ -1,0 +1,287 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package when a test leaves goroutines behind (e.g. a DB
+// that was not closed, or a Close that does not release the pool).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// openFile opens a file database in a fresh temporary directory.
+func openFile(t testing.TB) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hermes.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", path, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+// openMem opens a private in-memory database.
+func openMem(t testing.TB) *DB {
+	t.Helper()
+	db, err := Open("")
+	if err != nil {
+		t.Fatalf(`Open(""): %v`, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// pragma reads one integer or text pragma through the store's own pool.
+func pragma[T any](t *testing.T, db *DB, name string) T {
+	t.Helper()
+	var v T
+	if err := db.x.Get(&v, "PRAGMA "+name); err != nil {
+		t.Fatalf("PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+func TestOpenFileReopen(t *testing.T) {
+	ctx := context.Background()
+	db, path := openFile(t)
+	if db.Path() != path || db.Existed() {
+		t.Fatalf("fresh file: Path()=%q Existed()=%v, want %q false", db.Path(), db.Existed(), path)
+	}
+	if got := pragma[string](t, db, "journal_mode"); got != "wal" {
+		t.Errorf("journal_mode = %q, want wal", got)
+	}
+	if got := pragma[int](t, db, "synchronous"); got != 1 { // NORMAL
+		t.Errorf("synchronous = %d, want 1 (NORMAL)", got)
+	}
+	if got := pragma[int](t, db, "busy_timeout"); got != busyTimeoutMs {
+		t.Errorf("busy_timeout = %d, want %d", got, busyTimeoutMs)
+	}
+	if got := pragma[int](t, db, "user_version"); got != 1 {
+		t.Errorf("user_version = %d, want 1", got)
+	}
+	if got := pragma[int](t, db, "application_id"); got != applicationID {
+		t.Errorf("application_id = %#x, want %#x", got, applicationID)
+	}
+	r := res("default", "s1", "k1", "run_1", 1700000000.125)
+	if err := db.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 1}, Upsert: []Reservation{r}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveClock(ctx, Clock{Frozen: true, FrozenMs: 1700000000000, OffsetMs: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+
+	db2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if !db2.Existed() || db2.Path() != path {
+		t.Fatalf("reopen: Existed()=%v Path()=%q, want true %q", db2.Existed(), db2.Path(), path)
+	}
+	want := state{
+		ns:    []Namespace{{Name: "default", RunCounter: 1}},
+		res:   []Reservation{r},
+		clock: &Clock{Frozen: true, FrozenMs: 1700000000000},
+	}
+	assertState(t, db2, want)
+}
+
+// A path that needs escaping in a file: URI still names exactly that file.
+func TestOpenPathSpecialCharacters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a?b#c%20d&e=f.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Apply(context.Background(), Batch{Namespace: "x", Meta: &Namespace{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database file not at the given path: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "a?b#c%20d&e=f.db") {
+			t.Errorf("stray file %q", e.Name())
+		}
+	}
+}
+
+func TestOpenInMemory(t *testing.T) {
+	a, b := openMem(t), openMem(t)
+	if a.Path() != "" || a.Existed() {
+		t.Fatalf(`in-memory: Path()=%q Existed()=%v, want "" false`, a.Path(), a.Existed())
+	}
+	ctx := context.Background()
+	if err := a.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 3},
+		Upsert: []Reservation{res("default", "s", "k", "run_a", 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveClock(ctx, Clock{OffsetMs: 5}); err != nil {
+		t.Fatal(err)
+	}
+	// runs-api §10.4: two embedded instances never share state.
+	assertState(t, b, state{})
+	if err := b.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	assertState(t, a, state{
+		ns:    []Namespace{{Name: "default", RunCounter: 3}},
+		res:   []Reservation{res("default", "s", "k", "run_a", 1)},
+		clock: &Clock{OffsetMs: 5},
+	})
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Closing one leaves the other intact, and a new one starts empty.
+	assertState(t, b, state{ns: []Namespace{{Name: "default", RunCounter: 7}}})
+	assertState(t, openMem(t), state{})
+}
+
+// The keeper connection holds the in-memory database open when the pool drops
+// and reopens its connection (here forced by allowing no idle connection).
+func TestInMemorySurvivesPoolReconnect(t *testing.T) {
+	db := openMem(t)
+	db.x.SetMaxIdleConns(0) // every use opens and then closes a connection
+	ctx := context.Background()
+	if err := db.Apply(ctx, Batch{Namespace: "n", Meta: &Namespace{RunCounter: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	assertState(t, db, state{ns: []Namespace{{Name: "n", RunCounter: 2}}})
+}
+
+func TestOpenRefusesOtherDatabases(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign.db")
+	newer := filepath.Join(dir, "newer.db")
+	text := filepath.Join(dir, "text.db")
+	empty := filepath.Join(dir, "empty.db")
+	raw := func(path, stmt string) {
+		t.Helper()
+		x, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		if _, err := x.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw(foreign, "CREATE TABLE t (a); INSERT INTO t VALUES (1)")
+	db, _ := Open(newer)
+	db.Close()
+	raw(newer, "PRAGMA user_version = 99")
+	if err := os.WriteFile(text, []byte("this is not a database, just some text that is long enough to fill a header"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path    string
+		foreign bool
+		msg     string // the error text must contain this
+	}{
+		{foreign, true, "storage: migrate: not a hermes-emulator database: a non-empty database without the hermes-emulator mark (file " + foreign + ")"},
+		{newer, false, "storage: migrate: database schema version 99 is newer than this build (1) (file " + newer + ")"},
+		{text, false, "file is not a database"},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.path), func(t *testing.T) {
+			db, err := Open(tt.path)
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded")
+			}
+			if errors.Is(err, ErrForeign) != tt.foreign || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("err = %q (ErrForeign %v), want containing %q (ErrForeign %v)", err, errors.Is(err, ErrForeign), tt.msg, tt.foreign)
+			}
+		})
+	}
+	// The foreign file is left untouched: no mark, no schema.
+	x, err := sql.Open("sqlite", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	var appID, tables int
+	if err := x.QueryRow("PRAGMA application_id").Scan(&appID); err != nil || appID != 0 {
+		t.Errorf("foreign application_id = %d (%v), want 0", appID, err)
+	}
+	if err := x.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil || tables != 1 {
+		t.Errorf("foreign schema objects = %d (%v), want 1", tables, err)
+	}
+	// An existing empty file is a new database, not a restart.
+	db, err = Open(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.Existed() {
+		t.Error("empty file: Existed() = true")
+	}
+}
+
+func TestLoadMigrations(t *testing.T) {
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	tests := []struct {
+		name     string
+		fs       fstest.MapFS
+		versions []int
+		err      string
+	}{
+		{"ordered", fstest.MapFS{"migrations/0002_b.sql": file("B"), "migrations/0001_a.sql": file("A")}, []int{1, 2}, ""},
+		{"gap", fstest.MapFS{"migrations/0001_a.sql": file("A"), "migrations/0003_c.sql": file("C")}, nil,
+			"storage: migration 0003_c.sql: want version 2"},
+		{"repeat", fstest.MapFS{"migrations/0001_a.sql": file("A"), "migrations/0001_b.sql": file("B")}, nil,
+			"storage: migration 0001_b.sql: want version 2"},
+		{"bad name", fstest.MapFS{"migrations/1_a.sql": file("A")}, nil,
+			`storage: bad migration name "1_a.sql" (want NNNN_name.sql)`},
+		{"none", fstest.MapFS{"migrations/.keep": nil}, nil, `storage: bad migration name ".keep" (want NNNN_name.sql)`},
+		{"empty dir", fstest.MapFS{"migrations": &fstest.MapFile{Mode: os.ModeDir}}, nil, "storage: no migrations"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ms, err := loadMigrations(tt.fs)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for _, m := range ms {
+				got = append(got, m.version)
+			}
+			if !slices.Equal(got, tt.versions) {
+				t.Fatalf("versions = %v, want %v", got, tt.versions)
+			}
+		})
+	}
+	// The embedded set itself is valid.
+	if _, err := loadMigrations(migrationFS); err != nil {
+		t.Fatal(err)
+	}
+}

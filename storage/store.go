@@ -1,0 +1,234 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Reservation is one idempotency reservation with its durable record copy
+// (runs-api §7, §10). Identity: (Namespace, Scope, Key).
+type Reservation struct {
+	Namespace, Scope, Key string
+	Fingerprint, RunID    string
+	// OwnerScope, Keyed, Local and Alive are the run's owner (runs-api §9);
+	// a restart rewrites Local and Alive (§10.3).
+	OwnerScope          string
+	Keyed, Local, Alive bool
+	// Record is the durable record copy, JSON text, stored byte for byte.
+	Record []byte
+	// UpdatedAt is the durable updatedAt, binary64 seconds, stored exactly.
+	UpdatedAt float64
+}
+
+// Namespace is a namespace's durable settings (runs-api §12, controls.md §4, §11.6).
+// A namespace exists after a real restart iff it has this row.
+type Namespace struct {
+	Name                        string
+	RunCounter, ApprovalCounter int64  // last used n / k (0 = none yet)
+	ScopeProfile, ScopeIdentity string // both "" = default scope
+}
+
+// Clock is the persisted state of the one global clock (controls.md §5).
+type Clock struct {
+	Frozen             bool
+	FrozenMs, OffsetMs float64
+}
+
+// ReservationKey identifies a reservation within a namespace.
+type ReservationKey struct{ Scope, Key string }
+
+// OwnerUpdate rewrites the owner flags of every reservation of a namespace (a
+// logical restart, runs-api §10.3).
+type OwnerUpdate struct{ Local, Alive bool }
+
+// Batch is one atomic change to one namespace's durable state. Apply performs
+// its parts in this order: Clear, Meta, Delete, Upsert, SetOwners — so a batch
+// can prune a key and reserve it again (runs-api §11.3), and a reset batch is
+// Clear plus a Meta with zero counters, which keeps the namespace existing
+// (controls.md §4.3: reset does not un-create it).
+type Batch struct {
+	Namespace string
+	Clear     bool             // delete every reservation and the namespace row first (reset)
+	Meta      *Namespace       // upsert the namespace row when non-nil; Name "" means Namespace
+	Upsert    []Reservation    // insert or replace by (namespace, scope, key); Namespace "" means the batch's
+	Delete    []ReservationKey // delete by (namespace, scope, key); a missing key is not an error
+	SetOwners *OwnerUpdate     // when non-nil: every reservation of the namespace gets local/alive (restart)
+}
+
+// reservationRow is the storage-private row of the reservations table.
+type reservationRow struct {
+	Namespace   string  `db:"namespace"`
+	Scope       string  `db:"scope"`
+	Key         string  `db:"idem_key"`
+	Fingerprint string  `db:"fingerprint"`
+	RunID       string  `db:"run_id"`
+	OwnerScope  string  `db:"owner_scope"`
+	Keyed       bool    `db:"keyed"`
+	Local       bool    `db:"local"`
+	Alive       bool    `db:"alive"`
+	Record      []byte  `db:"record"`
+	UpdatedAt   float64 `db:"updated_at"`
+}
+
+// namespaceRow is the storage-private row of the namespaces table.
+type namespaceRow struct {
+	Name            string `db:"name"`
+	RunCounter      int64  `db:"run_counter"`
+	ApprovalCounter int64  `db:"approval_counter"`
+	ScopeProfile    string `db:"scope_profile"`
+	ScopeIdentity   string `db:"scope_identity"`
+}
+
+// clockRow is the storage-private row of the clock table (always id 1).
+type clockRow struct {
+	ID       int64   `db:"id"`
+	Frozen   bool    `db:"frozen"`
+	FrozenMs float64 `db:"frozen_ms"`
+	OffsetMs float64 `db:"offset_ms"`
+}
+
+const (
+	sqlClearReservations = `DELETE FROM reservations WHERE namespace = ?`
+	sqlClearNamespace    = `DELETE FROM namespaces WHERE name = ?`
+	sqlUpsertNamespace   = `INSERT INTO namespaces (name, run_counter, approval_counter, scope_profile, scope_identity)
+		VALUES (:name, :run_counter, :approval_counter, :scope_profile, :scope_identity)
+		ON CONFLICT (name) DO UPDATE SET
+			run_counter = excluded.run_counter, approval_counter = excluded.approval_counter,
+			scope_profile = excluded.scope_profile, scope_identity = excluded.scope_identity`
+	// ensureNamespace keeps a reservation from existing without its namespace row.
+	sqlEnsureNamespace = `INSERT INTO namespaces (name, run_counter, approval_counter, scope_profile, scope_identity)
+		VALUES (?, 0, 0, '', '') ON CONFLICT (name) DO NOTHING`
+	sqlDeleteReservation = `DELETE FROM reservations WHERE namespace = ? AND scope = ? AND idem_key = ?`
+	// The conflict target is the primary key only: a clash on the unique run-id
+	// index is an error (ErrConstraint), never a silent REPLACE of another row.
+	sqlUpsertReservation = `INSERT INTO reservations
+		(namespace, scope, idem_key, fingerprint, run_id, owner_scope, keyed, local, alive, record, updated_at)
+		VALUES (:namespace, :scope, :idem_key, :fingerprint, :run_id, :owner_scope, :keyed, :local, :alive, :record, :updated_at)
+		ON CONFLICT (namespace, scope, idem_key) DO UPDATE SET
+			fingerprint = excluded.fingerprint, run_id = excluded.run_id, owner_scope = excluded.owner_scope,
+			keyed = excluded.keyed, local = excluded.local, alive = excluded.alive,
+			record = excluded.record, updated_at = excluded.updated_at`
+	sqlSetOwners = `UPDATE reservations SET local = ?, alive = ? WHERE namespace = ?`
+	sqlSaveClock = `INSERT INTO clock (id, frozen, frozen_ms, offset_ms) VALUES (:id, :frozen, :frozen_ms, :offset_ms)
+		ON CONFLICT (id) DO UPDATE SET
+			frozen = excluded.frozen, frozen_ms = excluded.frozen_ms, offset_ms = excluded.offset_ms`
+	sqlLoadNamespaces = `SELECT name, run_counter, approval_counter, scope_profile, scope_identity
+		FROM namespaces ORDER BY name`
+	sqlLoadReservations = `SELECT namespace, scope, idem_key, fingerprint, run_id, owner_scope, keyed, local, alive, record, updated_at
+		FROM reservations ORDER BY namespace, scope, idem_key`
+	sqlLoadClock = `SELECT id, frozen, frozen_ms, offset_ms FROM clock WHERE id = 1`
+)
+
+// Apply performs the batch in ONE immediate transaction: all of it or nothing.
+// A malformed batch fails with ErrBatch before the transaction; a constraint
+// violation (e.g. an empty key or record, or a second reservation for one run id)
+// fails with ErrConstraint and leaves the database as it was.
+func (db *DB) Apply(ctx context.Context, b Batch) error {
+	if err := b.check(); err != nil {
+		return err
+	}
+	return inTx(ctx, db.x, "apply", func(tx *sqlx.Tx) error {
+		if b.Clear {
+			if _, err := tx.ExecContext(ctx, sqlClearReservations, b.Namespace); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, sqlClearNamespace, b.Namespace); err != nil {
+				return err
+			}
+		}
+		if m := b.Meta; m != nil {
+			row := namespaceRow{b.Namespace, m.RunCounter, m.ApprovalCounter, m.ScopeProfile, m.ScopeIdentity}
+			if _, err := tx.NamedExecContext(ctx, sqlUpsertNamespace, row); err != nil {
+				return err
+			}
+		}
+		for _, k := range b.Delete {
+			if _, err := tx.ExecContext(ctx, sqlDeleteReservation, b.Namespace, k.Scope, k.Key); err != nil {
+				return err
+			}
+		}
+		if len(b.Upsert) > 0 && b.Meta == nil {
+			if _, err := tx.ExecContext(ctx, sqlEnsureNamespace, b.Namespace); err != nil {
+				return err
+			}
+		}
+		for _, r := range b.Upsert {
+			row := reservationRow{b.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.OwnerScope,
+				r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt}
+			if row.Record == nil {
+				row.Record = []byte{} // NULL would read as a NOT NULL failure; report it as the length CHECK
+			}
+			if _, err := tx.NamedExecContext(ctx, sqlUpsertReservation, row); err != nil {
+				return fmt.Errorf("reservation (%q, %q): %w", r.Scope, r.Key, err)
+			}
+		}
+		if o := b.SetOwners; o != nil {
+			if _, err := tx.ExecContext(ctx, sqlSetOwners, o.Local, o.Alive, b.Namespace); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// check rejects a batch that does not name exactly one namespace.
+func (b *Batch) check() error {
+	if b.Namespace == "" {
+		return fmt.Errorf("storage: apply: %w: no namespace", ErrBatch)
+	}
+	if b.Meta != nil && b.Meta.Name != "" && b.Meta.Name != b.Namespace {
+		return fmt.Errorf("storage: apply: %w: meta of namespace %q in a batch of %q", ErrBatch, b.Meta.Name, b.Namespace)
+	}
+	for _, r := range b.Upsert {
+		if r.Namespace != "" && r.Namespace != b.Namespace {
+			return fmt.Errorf("storage: apply: %w: reservation of namespace %q in a batch of %q", ErrBatch, r.Namespace, b.Namespace)
+		}
+	}
+	return nil
+}
+
+// SaveClock stores the clock state (controls.md §5), replacing the previous one.
+func (db *DB) SaveClock(ctx context.Context, c Clock) error {
+	return inTx(ctx, db.x, "save clock", func(tx *sqlx.Tx) error {
+		_, err := tx.NamedExecContext(ctx, sqlSaveClock, clockRow{1, c.Frozen, c.FrozenMs, c.OffsetMs})
+		return err
+	})
+}
+
+// Load reads everything durable from one consistent snapshot, for start-up
+// (runs-api §10.4): namespaces sorted by name, reservations sorted by
+// (namespace, scope, key), and the clock (nil when never saved). Reservations of
+// a namespace always come with its row. Floats come back exactly as stored.
+func (db *DB) Load(ctx context.Context) (namespaces []Namespace, reservations []Reservation, clock *Clock, err error) {
+	err = readTx(ctx, db.x, "load", func(tx *sqlx.Tx) error {
+		var ns []namespaceRow
+		if err := tx.SelectContext(ctx, &ns, sqlLoadNamespaces); err != nil {
+			return err
+		}
+		var rs []reservationRow
+		if err := tx.SelectContext(ctx, &rs, sqlLoadReservations); err != nil {
+			return err
+		}
+		var cs []clockRow
+		if err := tx.SelectContext(ctx, &cs, sqlLoadClock); err != nil {
+			return err
+		}
+		for _, n := range ns {
+			namespaces = append(namespaces, Namespace{n.Name, n.RunCounter, n.ApprovalCounter, n.ScopeProfile, n.ScopeIdentity})
+		}
+		for _, r := range rs {
+			reservations = append(reservations, Reservation{r.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID,
+				r.OwnerScope, r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt})
+		}
+		if len(cs) == 1 {
+			clock = &Clock{cs[0].Frozen, cs[0].FrozenMs, cs[0].OffsetMs}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return namespaces, reservations, clock, nil
+}

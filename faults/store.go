@@ -1,0 +1,164 @@
+package faults
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// Store holds the fault rules of the process (controls.md §6): shared by all
+// namespaces, kept in insertion order, never persisted, not restored by
+// checkout. All methods are safe for concurrent use.
+type Store struct {
+	mu    sync.Mutex
+	rules []*rule
+	n     atomic.Int32 // len(rules), read without the lock by Match's fast path
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store { return &Store{} }
+
+// Add is POST /__admin/faults (controls.md §6.2). ns is the admin namespace,
+// the default "namespace" of the rule; body and hasBody are the parsed request
+// body. It returns the 201 response body:
+//
+//   - a body object with "preset" expands that preset with the other keys as
+//     overrides (§6.4) → {"preset":"<name>","rules":[<stored rule>]}; a preset
+//     that is not a string → 400 `fault field preset has the wrong type`; an
+//     unknown name → 404 `no fault preset "<name>"`;
+//   - otherwise the body must be an object with a numeric status, a numeric
+//     delayMs or latencyMs, "drop": true or a string effect → else 400 `a fault
+//     needs …`; then the field types are checked (400 `fault field <name> has the
+//     wrong type`, see compile) → the stored rule
+//     {"namespace":ns, …body, "id":<body.id when a string, else "fault_<number of rules + 1>">}.
+//
+// A rule whose id already exists replaces that rule in place, counters reset.
+func (s *Store) Add(ns string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
+	if !hasBody || body.Kind != runs.Object {
+		return nil, runs.Admin(400, msgNeeds)
+	}
+	in := body.Obj
+	if pv, ok := in.Get("preset"); ok {
+		if pv.Kind != runs.String {
+			return nil, wrongType("preset")
+		}
+		p := findPreset(pv.Str)
+		if p == nil {
+			return nil, runs.Admin(404, `no fault preset "`+pv.Str+`"`)
+		}
+		overrides := in.Clone()
+		overrides.Delete("preset")
+		return s.addPreset(ns, p, overrides)
+	}
+	if !hasNeed(in) {
+		return nil, runs.Admin(400, msgNeeds)
+	}
+	o := &runs.Obj{}
+	o.Set("namespace", runs.StringValue(ns))
+	for i, k := range in.Keys {
+		o.Set(k, in.Vals[i])
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := o.Get("id"); !ok || v.Kind != runs.String {
+		o.Set("id", runs.StringValue("fault_"+strconv.Itoa(len(s.rules)+1)))
+	}
+	r, err := compile(o)
+	if err != nil {
+		return nil, err
+	}
+	s.put(r)
+	return runs.MarshalValue(runs.ObjectValue(o)), nil
+}
+
+// ApplyPreset is POST /__admin/faults/presets/:name (controls.md §6.4): the body,
+// when it is an object, holds the overrides (any other body is treated as no
+// overrides). Unknown name → 404 `no fault preset <name>; GET /__admin/faults/presets`;
+// an override of the wrong type → 400 `fault field <name> has the wrong type`.
+// It returns the 201 body {"preset":"<name>","rules":[<stored rule>]}.
+func (s *Store) ApplyPreset(ns, name string, overrides runs.Value, hasBody bool) ([]byte, *runs.Error) {
+	p := findPreset(name)
+	if p == nil {
+		return nil, runs.Admin(404, "no fault preset "+name+"; GET /__admin/faults/presets")
+	}
+	var o *runs.Obj
+	if hasBody && overrides.Kind == runs.Object {
+		o = overrides.Obj
+	}
+	return s.addPreset(ns, p, o)
+}
+
+func (s *Store) addPreset(ns string, p *preset, overrides *runs.Obj) ([]byte, *runs.Error) {
+	o := expand(ns, p, overrides)
+	r, err := compile(o)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.put(r)
+	s.mu.Unlock()
+	b := []byte(`{"preset":`)
+	b = append(b, runs.QuoteString(p.name)...)
+	b = append(b, `,"rules":[`...)
+	b = runs.AppendJSON(b, runs.ObjectValue(o))
+	return append(b, "]}"...), nil
+}
+
+// put stores r, replacing a rule with the same id in place. Callers hold s.mu.
+func (s *Store) put(r *rule) {
+	for i, old := range s.rules {
+		if old.id == r.id {
+			s.rules[i] = r
+			return
+		}
+	}
+	s.rules = append(s.rules, r)
+	s.n.Store(int32(len(s.rules)))
+}
+
+// List is the GET /__admin/faults body (controls.md §6.3):
+// {"faults":[{…rule,"remaining":<n or null>,"hits":<n>},…]}, every namespace,
+// insertion order. remaining is null for a rule without a count. (A rule body
+// that itself has "remaining" or "hits" keys shows the counters in their place.)
+func (s *Store) List() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := []byte(`{"faults":[`)
+	for i, r := range s.rules {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		o := r.obj.Clone()
+		if r.counted {
+			o.Set("remaining", runs.IntValue(r.remaining))
+		} else {
+			o.Set("remaining", runs.NullValue())
+		}
+		o.Set("hits", runs.IntValue(r.hits))
+		b = runs.AppendJSON(b, runs.ObjectValue(o))
+	}
+	return append(b, "]}"...)
+}
+
+// Delete is DELETE /__admin/faults (controls.md §6.3): id "" removes every
+// rule; otherwise the rule with that id, or 404 `no fault <id>`.
+func (s *Store) Delete(id string) *runs.Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id == "" {
+		s.rules = nil
+		s.n.Store(0)
+		return nil
+	}
+	for i, r := range s.rules {
+		if r.id == id {
+			s.rules = append(s.rules[:i:i], s.rules[i+1:]...)
+			s.n.Store(int32(len(s.rules)))
+			return nil
+		}
+	}
+	return runs.Admin(404, "no fault "+id)
+}

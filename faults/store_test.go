@@ -1,0 +1,239 @@
+package faults
+
+import (
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// parse returns the parsed body and whether there is one ("" = no body).
+func parse(t *testing.T, text string) (runs.Value, bool) {
+	t.Helper()
+	if text == "" {
+		return runs.Value{}, false
+	}
+	v, err := runs.Parse([]byte(text))
+	if err != nil {
+		t.Fatalf("parse %s: %v", text, err)
+	}
+	return v, true
+}
+
+func mustAdd(t *testing.T, s *Store, ns, body string) string {
+	t.Helper()
+	v, has := parse(t, body)
+	out, err := s.Add(ns, v, has)
+	if err != nil {
+		t.Fatalf("Add(%s): %d %s", body, err.Status, err.Message)
+	}
+	return string(out)
+}
+
+func TestAdd(t *testing.T) {
+	const needs = "a fault needs a numeric status, a delayMs/latencyMs, drop: true, an effect, or a preset"
+	tests := []struct {
+		name, ns, body string
+		want           string // 201 body
+		status         int    // error status
+		msg            string // error message
+	}{
+		// acceptance 91
+		{name: "rule of 91", ns: "a", body: `{"operationId":"RunGet","status":503,"body":{"message":"synthetic outage"}}`,
+			want: `{"namespace":"a","operationId":"RunGet","status":503,"body":{"message":"synthetic outage"},"id":"fault_1"}`},
+		{name: "namespace stays first", ns: "a", body: `{"status":500,"namespace":"*"}`,
+			want: `{"namespace":"*","status":500,"id":"fault_1"}`},
+		{name: "id keeps its position", ns: "default", body: `{"id":"x","status":500}`,
+			want: `{"namespace":"default","id":"x","status":500}`},
+		{name: "non-string id replaced in place", ns: "default", body: `{"id":5,"status":500}`,
+			want: `{"namespace":"default","id":"fault_1","status":500}`},
+		{name: "vendor rendering of echoed numbers", ns: "default", body: `{"status":500.0,"rate":1.0,"delayMs":1e2,"count":12345678901234567890}`,
+			want: `{"namespace":"default","status":500.0,"rate":1.0,"delayMs":100.0,"count":12345678901234567890,"id":"fault_1"}`},
+		{name: "latencyMs alone", ns: "default", body: `{"latencyMs":5}`, want: `{"namespace":"default","latencyMs":5,"id":"fault_1"}`},
+		{name: "drop", ns: "default", body: `{"drop":true,"operationId":"RunGet"}`,
+			want: `{"namespace":"default","drop":true,"operationId":"RunGet","id":"fault_1"}`},
+		{name: "effect with params", ns: "n", body: `{"effect":"x.y","params":{"k":[1,"\u00e9"]}}`,
+			want: `{"namespace":"n","effect":"x.y","params":{"k":[1,"é"]},"id":"fault_1"}`},
+		// acceptance 94
+		{name: "empty object", body: `{}`, status: 400, msg: needs},
+		{name: "no body", body: ``, status: 400, msg: needs},
+		{name: "array body", body: `[{"status":500}]`, status: 400, msg: needs},
+		{name: "string status is not numeric", body: `{"status":"500"}`, status: 400, msg: needs},
+		{name: "drop false", body: `{"drop":false}`, status: 400, msg: needs},
+		{name: "effect not a string", body: `{"effect":1}`, status: 400, msg: needs},
+		{name: "unknown preset", body: `{"preset":"nope"}`, status: 404, msg: `no fault preset "nope"`},
+		{name: "preset not a string", body: `{"preset":5}`, status: 400, msg: "fault field preset has the wrong type"},
+		{name: "method type", body: `{"status":500,"method":1}`, status: 400, msg: "fault field method has the wrong type"},
+		{name: "table order wins", body: `{"status":500,"method":1,"operationId":2}`, status: 400, msg: "fault field operationId has the wrong type"},
+		{name: "null namespace", body: `{"status":500,"namespace":null}`, status: 400, msg: "fault field namespace has the wrong type"},
+		{name: "status out of range", body: `{"status":99}`, status: 400, msg: "fault field status has the wrong type"},
+		{name: "fractional status", body: `{"status":500.5}`, status: 400, msg: "fault field status has the wrong type"},
+		{name: "status type with drop", body: `{"drop":true,"status":"x"}`, status: 400, msg: "fault field status has the wrong type"},
+		{name: "header value", body: `{"drop":true,"headers":{"a":1}}`, status: 400, msg: "fault field headers has the wrong type"},
+		{name: "headers array", body: `{"drop":true,"headers":[]}`, status: 400, msg: "fault field headers has the wrong type"},
+		{name: "negative count", body: `{"status":500,"count":-1}`, status: 400, msg: "fault field count has the wrong type"},
+		{name: "fractional count", body: `{"status":500,"count":1.5}`, status: 400, msg: "fault field count has the wrong type"},
+		{name: "rate string", body: `{"status":500,"rate":"0.5"}`, status: 400, msg: "fault field rate has the wrong type"},
+		{name: "delayMs string", body: `{"latencyMs":5,"delayMs":"5"}`, status: 400, msg: "fault field delayMs has the wrong type"},
+		{name: "latencyMs string", body: `{"delayMs":5,"latencyMs":"5"}`, status: 400, msg: "fault field latencyMs has the wrong type"},
+		{name: "drop string", body: `{"status":500,"drop":"yes"}`, status: 400, msg: "fault field drop has the wrong type"},
+		{name: "params array", body: `{"effect":"x","params":[]}`, status: 400, msg: "fault field params has the wrong type"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore()
+			v, has := parse(t, tc.body)
+			out, err := s.Add(tc.ns, v, has)
+			if tc.msg != "" {
+				if err == nil {
+					t.Fatalf("got 201 %s, want %d %q", out, tc.status, tc.msg)
+				}
+				if err.Status != tc.status || err.Message != tc.msg || err.Envelope != runs.EnvAdmin {
+					t.Fatalf("got %d %q (envelope %d), want %d %q", err.Status, err.Message, err.Envelope, tc.status, tc.msg)
+				}
+				if got := string(s.List()); got != `{"faults":[]}` {
+					t.Fatalf("rejected rule was stored: %s", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("got %d %q", err.Status, err.Message)
+			}
+			if string(out) != tc.want {
+				t.Fatalf("got  %s\nwant %s", out, tc.want)
+			}
+		})
+	}
+}
+
+func TestAddIDs(t *testing.T) {
+	s := NewStore()
+	mustAdd(t, s, "default", `{"status":500}`)
+	mustAdd(t, s, "default", `{"status":501,"id":"x"}`)
+	if got := mustAdd(t, s, "default", `{"status":502}`); got != `{"namespace":"default","status":502,"id":"fault_3"}` {
+		t.Fatalf("third rule: %s", got)
+	}
+	// fault_<rules+1> may name an existing rule: it is replaced in place.
+	if err := s.Delete("x"); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, "default", `{"status":503}`) // 2 rules → fault_3 again
+	want := `{"faults":[{"namespace":"default","status":500,"id":"fault_1","remaining":null,"hits":0},` +
+		`{"namespace":"default","status":503,"id":"fault_3","remaining":null,"hits":0}]}`
+	if got := string(s.List()); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestReplaceResetsCounters(t *testing.T) {
+	s := NewStore()
+	mustAdd(t, s, "default", `{"id":"a","status":500,"count":2}`)
+	mustAdd(t, s, "default", `{"id":"b","status":501}`)
+	s.Match(Request{NS: "default", Method: "GET", Path: "/x"}, func() float64 { return 0 })
+	mustAdd(t, s, "default", `{"id":"a","status":502,"count":5}`)
+	want := `{"faults":[{"namespace":"default","id":"a","status":502,"count":5,"remaining":5,"hits":0},` +
+		`{"namespace":"default","id":"b","status":501,"remaining":null,"hits":0}]}`
+	if got := string(s.List()); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestPresetExpansion(t *testing.T) {
+	tests := []struct {
+		name         string
+		post         bool // POST /__admin/faults with "preset"; else POST /faults/presets/:name
+		ns           string
+		preset, body string
+		want         string
+	}{
+		{name: "faults route", post: true, ns: "default", body: `{"preset":"hermes_submit_accepted_drop"}`,
+			want: `{"preset":"hermes_submit_accepted_drop","rules":[{"namespace":"default","operationId":"RunCreate","count":1,"effect":"hermes.accepted_drop","preset":"hermes_submit_accepted_drop","id":"hermes_submit_accepted_drop"}]}`},
+		{name: "overrides in place", post: true, ns: "a", body: `{"preset":"hermes_poll_timeout","count":3,"namespace":"*","extra":true}`,
+			want: `{"preset":"hermes_poll_timeout","rules":[{"namespace":"*","operationId":"RunGet","count":3,"delayMs":1000,"extra":true,"preset":"hermes_poll_timeout","id":"hermes_poll_timeout"}]}`},
+		{name: "id override keeps its place", post: true, ns: "default", body: `{"id":"x","preset":"hermes_steer_refused"}`,
+			want: `{"preset":"hermes_steer_refused","rules":[{"namespace":"default","operationId":"RunSteer","count":1,"effect":"hermes.steer_refused","id":"x","preset":"hermes_steer_refused"}]}`},
+		{name: "presets route without body", ns: "b", preset: "hermes_throttled",
+			want: `{"preset":"hermes_throttled","rules":[{"namespace":"b","operationId":"RunCreate","count":1,"status":429,"headers":{"Retry-After":"1"},"body":{"error":{"message":"Too many concurrent runs (max 10)","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}},"preset":"hermes_throttled","id":"hermes_throttled"}]}`},
+		{name: "presets route with overrides", ns: "b", preset: "hermes_draining", body: `{"count":2,"status":503.0}`,
+			want: `{"preset":"hermes_draining","rules":[{"namespace":"b","operationId":"RunCreate","count":2,"status":503.0,"headers":{"Retry-After":"1"},"body":{"error":{"message":"Gateway is draining existing work; retry shortly.","type":"invalid_request_error","param":null,"code":"gateway_draining"}},"preset":"hermes_draining","id":"hermes_draining"}]}`},
+		{name: "non-object body is no override", ns: "b", preset: "hermes_steer_refused", body: `[1]`,
+			want: `{"preset":"hermes_steer_refused","rules":[{"namespace":"b","operationId":"RunSteer","count":1,"effect":"hermes.steer_refused","preset":"hermes_steer_refused","id":"hermes_steer_refused"}]}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore()
+			v, has := parse(t, tc.body)
+			var out []byte
+			var err *runs.Error
+			if tc.post {
+				out, err = s.Add(tc.ns, v, has)
+			} else {
+				out, err = s.ApplyPreset(tc.ns, tc.preset, v, has)
+			}
+			if err != nil {
+				t.Fatalf("got %d %q", err.Status, err.Message)
+			}
+			if string(out) != tc.want {
+				t.Fatalf("got  %s\nwant %s", out, tc.want)
+			}
+		})
+	}
+}
+
+func TestApplyPresetErrors(t *testing.T) {
+	s := NewStore()
+	// acceptance 94
+	_, err := s.ApplyPreset("default", "nope", runs.Value{}, false)
+	if err == nil || err.Status != 404 || err.Message != "no fault preset nope; GET /__admin/faults/presets" {
+		t.Fatalf("unknown preset: %+v", err)
+	}
+	v, _ := parse(t, `{"count":"3"}`)
+	_, err = s.ApplyPreset("default", "hermes_throttled", v, true)
+	if err == nil || err.Status != 400 || err.Message != "fault field count has the wrong type" {
+		t.Fatalf("bad override: %+v", err)
+	}
+	if got := string(s.List()); got != `{"faults":[]}` {
+		t.Fatalf("stored after errors: %s", got)
+	}
+}
+
+// acceptance 96
+func TestPresets(t *testing.T) {
+	want := `{"presets":[` +
+		`{"name":"hermes_submit_accepted_drop","description":"Admit one new run, then lose the response; retry with the same key to recover","rules":[{"operationId":"RunCreate","count":1,"effect":"hermes.accepted_drop"}]},` +
+		`{"name":"hermes_poll_timeout","description":"Delay one poll by 1000ms to exercise a shorter client deadline","rules":[{"operationId":"RunGet","count":1,"delayMs":1000}]},` +
+		`{"name":"hermes_throttled","description":"Reject one submission with the pinned default-capacity throttle envelope","rules":[{"operationId":"RunCreate","count":1,"status":429,"headers":{"Retry-After":"1"},"body":{"error":{"message":"Too many concurrent runs (max 10)","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}}]},` +
+		`{"name":"hermes_draining","description":"Reject one submission with the pinned gateway-draining envelope","rules":[{"operationId":"RunCreate","count":1,"status":503,"headers":{"Retry-After":"1"},"body":{"error":{"message":"Gateway is draining existing work; retry shortly.","type":"invalid_request_error","param":null,"code":"gateway_draining"}}}]},` +
+		`{"name":"hermes_steer_refused","description":"Refuse the next steer after validation with the pinned steer_not_accepted conflict","rules":[{"operationId":"RunSteer","count":1,"effect":"hermes.steer_refused"}]}` +
+		`]}`
+	if got := string(Presets()); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	s := NewStore()
+	// acceptance 95
+	if err := s.Delete("x"); err == nil || err.Status != 404 || err.Message != "no fault x" || err.Envelope != runs.EnvAdmin {
+		t.Fatalf("unknown id: %+v", err)
+	}
+	mustAdd(t, s, "a", `{"status":500}`)
+	mustAdd(t, s, "b", `{"status":501,"id":"x"}`)
+	mustAdd(t, s, "c", `{"status":502}`)
+	if err := s.Delete("x"); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"faults":[{"namespace":"a","status":500,"id":"fault_1","remaining":null,"hits":0},` +
+		`{"namespace":"c","status":502,"id":"fault_3","remaining":null,"hits":0}]}`
+	if got := string(s.List()); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if err := s.Delete(""); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(s.List()); got != `{"faults":[]}` {
+		t.Fatalf("after delete all: %s", got)
+	}
+	if out := s.Match(Request{NS: "a", Method: "GET", Path: "/"}, func() float64 { t.Fatal("draw after delete all"); return 0 }); out.Response != nil {
+		t.Fatal("rule fired after delete all")
+	}
+}

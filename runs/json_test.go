@@ -398,3 +398,44 @@ func BenchmarkAppendJSON(b *testing.B) {
 		buf = AppendJSON(buf[:0], v)
 	}
 }
+
+// The pooled parser state left by a failed parse does not leak into the next one.
+func TestParseAfterError(t *testing.T) {
+	bad := `[1,{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":[2,`
+	for i := 0; i < 3; i++ {
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Fatal("want an error")
+		}
+		v, err := Parse([]byte(`[3,{"k0":"x"}]`))
+		if err != nil || string(MarshalValue(v)) != `[3,{"k0":"x"}]` {
+			t.Fatalf("after error: %s, %v", MarshalValue(v), err)
+		}
+	}
+}
+
+// Concurrent parses share only the parser pool (run with -race).
+func TestParseConcurrent(t *testing.T) {
+	done := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			out := ""
+			for i := 0; i < 200; i++ {
+				v, err := Parse(benchBody)
+				if err != nil {
+					out = err.Error()
+					break
+				}
+				if got := string(MarshalValue(v)); got != string(benchBody) {
+					out = got
+					break
+				}
+			}
+			done <- out
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if out := <-done; out != "" {
+			t.Errorf("concurrent parse: %s", out)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+// Package journal holds the request journal (controls.md §7) — per-namespace
+// ring buffers of privacy-safe entries and the GET/DELETE /__admin/requests
+// query rules — and the global request metrics (controls.md §9). It has no HTTP
+// code: the vendor pipeline adds entries and the admin router writes the
+// bodies it returns.
+package journal

@@ -1,0 +1,200 @@
+package journal
+
+import (
+	"cmp"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// Journal is the request journal (controls.md §7): one ring buffer per
+// namespace holding its newest Size entries, plus a global arrival sequence
+// so that every namespace can be listed in arrival order. It is process
+// state: not cleared by reset, not restored by checkout, not persisted. All
+// methods are safe for concurrent use.
+type Journal struct {
+	size   int
+	mu     sync.Mutex
+	seq    uint64
+	spaces map[string]*ring
+}
+
+// record is a stored entry with its global arrival number.
+type record struct {
+	seq uint64
+	e   Entry
+}
+
+// ring keeps the newest cap entries of one namespace. buf grows up to cap,
+// then start marks the oldest entry and new entries overwrite it.
+type ring struct {
+	buf   []record
+	start int
+}
+
+func (r *ring) add(rec record, capacity int) {
+	if len(r.buf) < capacity {
+		r.buf = append(r.buf, rec)
+		return
+	}
+	r.buf[r.start] = rec
+	r.start++
+	if r.start == len(r.buf) {
+		r.start = 0
+	}
+}
+
+// appendTo appends the entries oldest first.
+func (r *ring) appendTo(dst []record) []record {
+	dst = append(dst, r.buf[r.start:]...)
+	return append(dst, r.buf[:r.start]...)
+}
+
+// New returns a journal keeping size entries per namespace (--journal-size,
+// default 1000); size 0 keeps nothing. A negative size counts as 0.
+func New(size int) *Journal {
+	return &Journal{size: max(size, 0), spaces: make(map[string]*ring)}
+}
+
+// Size is the capacity of each namespace's ring (the `size` of GET /__admin/requests).
+func (j *Journal) Size() int { return j.size }
+
+// Add records e under e.Namespace, rounding DurationMs to 2 decimals; the
+// oldest entry of that namespace is dropped when its ring is full. The entry's
+// Request and Issues are kept as given: the caller must not change them later.
+func (j *Journal) Add(e Entry) {
+	if j.size == 0 {
+		return
+	}
+	e.DurationMs = roundMs(e.DurationMs)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.seq++
+	r := j.spaces[e.Namespace]
+	if r == nil {
+		r = &ring{}
+		j.spaces[e.Namespace] = r
+	}
+	r.add(record{seq: j.seq, e: e}, j.size)
+}
+
+// Errors of GET /__admin/requests (controls.md §7.2).
+var (
+	errSince  = runs.Admin(400, "since: expected epoch ms or ISO-8601")
+	errStatus = runs.Admin(400, "status: expected an HTTP status")
+	errLimit  = runs.Admin(400, "limit: expected a count")
+)
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Query is GET /__admin/requests (controls.md §7.2) for admin namespace ns.
+// Parameters (the first value of each; an empty value counts as absent) are
+// checked in this order:
+//
+//   - since: all digits → epoch ms, else ISO-8601 (runs.ParseISO8601); keeps
+//     entries with at >= since → else 400 `since: expected epoch ms or ISO-8601`;
+//   - status: exactly 3 digits; exact match → else 400 `status: expected an HTTP status`;
+//   - limit: digits; keeps the newest N after filtering, 0 = no limit → else
+//     400 `limit: expected a count`;
+//   - operationId: exact match (unmatched entries never match);
+//   - all=1: every namespace, in global arrival order.
+//
+// It returns {"size":<capacity>,"requests":[<entries, oldest first>]}.
+func (j *Journal) Query(ns string, q url.Values) ([]byte, *runs.Error) {
+	since, hasSince := 0.0, false
+	if s := q.Get("since"); s != "" {
+		hasSince = true
+		if allDigits(s) {
+			since, _ = strconv.ParseFloat(s, 64)
+		} else {
+			ms, ok := runs.ParseISO8601(s)
+			if !ok {
+				return nil, errSince
+			}
+			since = ms
+		}
+	}
+	status := -1
+	if s := q.Get("status"); s != "" {
+		if len(s) != 3 || !allDigits(s) {
+			return nil, errStatus
+		}
+		status, _ = strconv.Atoi(s)
+	}
+	limit := 0
+	if s := q.Get("limit"); s != "" {
+		if !allDigits(s) {
+			return nil, errLimit
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil { // beyond int: larger than any journal
+			n = math.MaxInt
+		}
+		limit = n
+	}
+	op := q.Get("operationId")
+
+	j.mu.Lock()
+	var recs []record
+	if q.Get("all") == "1" {
+		for _, r := range j.spaces {
+			recs = r.appendTo(recs)
+		}
+		slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.seq, b.seq) })
+	} else if r := j.spaces[ns]; r != nil {
+		recs = r.appendTo(recs)
+	}
+	j.mu.Unlock()
+
+	kept := recs[:0]
+	for _, rec := range recs {
+		e := &rec.e
+		if hasSince && !(e.At >= since) {
+			continue
+		}
+		if status >= 0 && e.Status != status {
+			continue
+		}
+		if op != "" && e.OperationID != op {
+			continue
+		}
+		kept = append(kept, rec)
+	}
+	if limit > 0 && len(kept) > limit {
+		kept = kept[len(kept)-limit:]
+	}
+
+	b := []byte(`{"size":`)
+	b = strconv.AppendInt(b, int64(j.size), 10)
+	b = append(b, `,"requests":[`...)
+	for i := range kept {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = kept[i].e.AppendJSON(b)
+	}
+	return append(b, "]}"...), nil
+}
+
+// Clear is DELETE /__admin/requests (controls.md §7.3): the entries of
+// namespace ns, or of every namespace when all is set.
+func (j *Journal) Clear(ns string, all bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if all {
+		clear(j.spaces)
+		return
+	}
+	delete(j.spaces, ns)
+}

@@ -1,0 +1,154 @@
+package journal
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// Metrics are the global request counters of controls.md §9: every journaled
+// vendor request is counted, in every namespace, even when the journal keeps
+// nothing. Process state. The zero value is ready to use; all methods are safe
+// for concurrent use.
+type Metrics struct {
+	mu        sync.Mutex
+	requests  int64
+	byOp      map[opKey]int64
+	unmatched map[pathKey]int64
+	faults    int64
+	totalMs   float64
+}
+
+type opKey struct {
+	op     string // "" = unmatched
+	status int
+}
+
+type pathKey struct{ method, path string }
+
+// OperationCount is one `byOperation` counter: requests of an operation
+// answered with a status.
+type OperationCount struct {
+	OperationID string // "" = no operation matched
+	Status      int
+	Count       int64
+}
+
+// Key is the `byOperation` key: "<operationId or (unmatched)> <status>".
+func (c OperationCount) Key() string {
+	op := c.OperationID
+	if op == "" {
+		op = "(unmatched)"
+	}
+	return op + " " + strconv.Itoa(c.Status)
+}
+
+// UnmatchedCount is one `unmatched` counter: requests that matched no
+// operation, by method and path.
+type UnmatchedCount struct {
+	Method, Path string
+	Count        int64
+}
+
+// MetricsSnapshot is the counters as plain data, ordered as GET
+// /__admin/metrics renders them (for other exporters).
+type MetricsSnapshot struct {
+	Requests        int64
+	ByOperation     []OperationCount // sorted by Key, by code point
+	Unmatched       []UnmatchedCount // count descending, then "<method> <path>" by code point
+	Faults          int64            // requests journaled with a faultId
+	TotalDurationMs float64          // sum of the rounded durationMs
+}
+
+// Record counts one journaled request: requests, byOperation, unmatched (when
+// e.OperationID is ""), faults (when e.FaultID is set) and the duration,
+// rounded to 2 decimals as the journal records it.
+func (m *Metrics) Record(e Entry) {
+	d := roundMs(e.DurationMs)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byOp == nil {
+		m.byOp = make(map[opKey]int64)
+		m.unmatched = make(map[pathKey]int64)
+	}
+	m.requests++
+	m.byOp[opKey{e.OperationID, e.Status}]++
+	if e.OperationID == "" {
+		m.unmatched[pathKey{e.Method, e.Path}]++
+	}
+	if e.FaultID != "" {
+		m.faults++
+	}
+	m.totalMs += d
+}
+
+// Reset is DELETE /__admin/metrics (controls.md §9): every counter back to zero.
+func (m *Metrics) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.requests, m.faults, m.totalMs = 0, 0, 0
+	m.byOp, m.unmatched = nil, nil
+}
+
+// Snapshot returns the counters, ordered as the body renders them.
+func (m *Metrics) Snapshot() MetricsSnapshot {
+	m.mu.Lock()
+	s := MetricsSnapshot{Requests: m.requests, Faults: m.faults, TotalDurationMs: m.totalMs}
+	s.ByOperation = make([]OperationCount, 0, len(m.byOp))
+	for k, n := range m.byOp {
+		s.ByOperation = append(s.ByOperation, OperationCount{k.op, k.status, n})
+	}
+	s.Unmatched = make([]UnmatchedCount, 0, len(m.unmatched))
+	for k, n := range m.unmatched {
+		s.Unmatched = append(s.Unmatched, UnmatchedCount{k.method, k.path, n})
+	}
+	m.mu.Unlock()
+	// Go compares strings bytewise, which for UTF-8 is code point order.
+	slices.SortFunc(s.ByOperation, func(a, b OperationCount) int { return cmp.Compare(a.Key(), b.Key()) })
+	slices.SortFunc(s.Unmatched, func(a, b UnmatchedCount) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Method+" "+a.Path, b.Method+" "+b.Path)
+	})
+	return s
+}
+
+// Body is the GET /__admin/metrics body (controls.md §9):
+// {"requests":n,"byOperation":{"<op> <status>":n,…},"unmatched":[{"method","path","count"},…],"faults":n,"totalDurationMs":x},
+// with the orders of MetricsSnapshot and JavaScript number rendering.
+func (m *Metrics) Body() []byte {
+	s := m.Snapshot()
+	b := []byte(`{"requests":`)
+	b = strconv.AppendInt(b, s.Requests, 10)
+	b = append(b, `,"byOperation":{`...)
+	for i, c := range s.ByOperation {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, runs.QuoteString(c.Key())...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, c.Count, 10)
+	}
+	b = append(b, `},"unmatched":[`...)
+	for i, u := range s.Unmatched {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"method":`...)
+		b = append(b, runs.QuoteString(u.Method)...)
+		b = append(b, `,"path":`...)
+		b = append(b, runs.QuoteString(u.Path)...)
+		b = append(b, `,"count":`...)
+		b = strconv.AppendInt(b, u.Count, 10)
+		b = append(b, '}')
+	}
+	b = append(b, `],"faults":`...)
+	b = strconv.AppendInt(b, s.Faults, 10)
+	b = append(b, `,"totalDurationMs":`...)
+	b = append(b, runs.FormatJSNumber(s.TotalDurationMs)...)
+	return append(b, '}')
+}

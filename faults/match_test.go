@@ -2,6 +2,7 @@ package faults
 
 import (
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -280,4 +281,30 @@ func BenchmarkMatch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Match, Add, List and Delete may run concurrently (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	s := NewStore()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				switch (g + i) % 4 {
+				case 0:
+					v, _ := runs.Parse([]byte(`{"status":500,"count":1}`))
+					s.Add("default", v, true)
+				case 1:
+					s.Delete("")
+				case 2:
+					s.List()
+				default:
+					s.Match(Request{NS: "default", Method: "GET", Path: "/"}, zero)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

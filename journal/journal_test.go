@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -66,7 +67,7 @@ func TestRoundMs(t *testing.T) {
 	}
 }
 
-// fill adds n entries per namespace listed, interleaved, one ms apart.
+// entry builds a GET entry of operation op ("" = unmatched) at clock ms at.
 func entry(ns, op string, status int, at float64) Entry {
 	path := "/v1/runs"
 	if op == "" {
@@ -238,4 +239,34 @@ func BenchmarkJournalAdd(b *testing.B) {
 	for b.Loop() {
 		j.Add(e)
 	}
+}
+
+// Add, Query, Clear and the metrics may run concurrently (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	j := New(5)
+	var m Metrics
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				e := entry(fmt.Sprint("ns", g), "RunGet", 200, base)
+				switch i % 4 {
+				case 0, 1:
+					j.Add(e)
+					m.Record(e)
+				case 2:
+					j.Query("ns0", url.Values{"all": {"1"}})
+					m.Body()
+				default:
+					j.Clear("ns1", g == 0)
+					if g == 3 {
+						m.Reset()
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -312,3 +312,28 @@ func (x *tx) scope() string {
 	}
 	return runs.ScopeHash(x.st.scopeProfile, x.st.scopeIdentity)
 }
+
+// SetClockJSON applies a clock request given as JSON text (emulator options).
+func (g *Gateway) SetClockJSON(body []byte) (ClockState, error) {
+	v, err := runs.Parse(body)
+	if err != nil {
+		return ClockState{}, err
+	}
+	st, cerr := g.SetClock(v)
+	if cerr != nil {
+		return st, cerr
+	}
+	return st, nil
+}
+
+// Shutdown ends every open stream at once (graceful shutdown, issue 6): the
+// transports are destroyed as by a restart, so subscribers return.
+func (g *Gateway) Shutdown() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for k, t := range g.transports {
+		delete(g.transports, k)
+		t.aborted = true
+		t.signal()
+	}
+}

@@ -1,0 +1,195 @@
+// Command hermes-emulator serves the Hermes peer-run API emulator.
+//
+//	hermes-emulator serve [--host 127.0.0.1] [--port 8827] [--db PATH] [--admin-key KEY] …
+//	hermes-emulator version
+//	hermes-emulator health [--url http://127.0.0.1:8827]
+//
+// Every flag has an environment variable (HERMES_EMULATOR_<FLAG>, e.g.
+// HERMES_EMULATOR_PORT; the admin key also MOCKINGBIRD_ADMIN_KEY); a flag given on
+// the command line wins. The process runs until SIGINT or SIGTERM, then shuts
+// down gracefully: in-flight requests finish, streams end, the database closes.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/emulator"
+)
+
+const usage = `hermes-emulator — an emulator of the Hermes Agent peer-run HTTP API (pinned v2026.8.31)
+
+Usage:
+  hermes-emulator serve [flags]   start the emulator
+  hermes-emulator version         print the version
+  hermes-emulator health [--url]  exit 0 when GET /health answers 200 (container health check)
+  hermes-emulator --help          this text
+
+Flags of serve (environment variable in brackets):
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		fs, _ := serveFlags(io.Discard)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, emulator.Version)
+		return 0
+	case "health":
+		return health(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "hermes-emulator: unknown command %q (try --help)\n", args[0])
+	return 2
+}
+
+type config struct {
+	opts       emulator.Options
+	journal    int
+	logFormat  string
+	seed       string
+	bodyBytes  int64
+	noValidate bool
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("HERMES_EMULATOR_" + name); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(env(name, "")); err == nil {
+		return n
+	}
+	return def
+}
+
+func envDur(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(env(name, "")); err == nil {
+		return d
+	}
+	return def
+}
+
+func serveFlags(out io.Writer) (*flag.FlagSet, *config) {
+	c := &config{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o := &c.opts
+	adminKey := env("ADMIN_KEY", os.Getenv("MOCKINGBIRD_ADMIN_KEY"))
+	fs.StringVar(&o.Host, "host", env("HOST", "127.0.0.1"), "listen address [HOST]")
+	fs.IntVar(&o.Port, "port", envInt("PORT", 8827), "listen port, 0 = any free port [PORT]")
+	fs.StringVar(&o.DBPath, "db", env("DB", ""), "SQLite file (WAL), durable across restarts; default private in-memory [DB]")
+	fs.StringVar(&o.AdminKey, "admin-key", adminKey, "require x-mockingbird-admin-key on /__admin [ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]")
+	fs.StringVar(&o.APIKey, "api-key", env("API_KEY", ""), "upstream bearer auth on the public API [API_KEY]")
+	fs.IntVar(&o.MaxConcurrentRuns, "max-concurrent-runs", envInt("MAX_CONCURRENT_RUNS", 0), "live runs per namespace before 429, 0 = no limit [MAX_CONCURRENT_RUNS]")
+	fs.Int64Var(&c.bodyBytes, "max-body-bytes", int64(envInt("MAX_BODY_BYTES", 10_000_000)), "request body limit in bytes [MAX_BODY_BYTES]")
+	fs.StringVar(&c.seed, "seed", env("SEED", "0"), "fault-rate RNG seed: decimal integer or any string [SEED]")
+	fs.DurationVar(&o.SSEKeepalive, "sse-keepalive", envDur("SSE_KEEPALIVE", 30*time.Second), "idle time before ': keepalive' [SSE_KEEPALIVE]")
+	fs.DurationVar(&o.SSESubscribeWait, "sse-subscribe-wait", envDur("SSE_SUBSCRIBE_WAIT", time.Second), "wait before a missing stream answers 404 [SSE_SUBSCRIBE_WAIT]")
+	fs.IntVar(&c.journal, "journal-size", envInt("JOURNAL_SIZE", 1000), "journal entries kept per namespace, 0 disables [JOURNAL_SIZE]")
+	fs.IntVar(&o.MaxCheckpoints, "max-checkpoints", envInt("MAX_CHECKPOINTS", 1000), "checkpoints kept per namespace timeline [MAX_CHECKPOINTS]")
+	fs.StringVar(&c.logFormat, "log", env("LOG", "pretty"), "log format: pretty, json or off [LOG]")
+	fs.BoolVar(&o.LogRequests, "log-requests", env("LOG_REQUESTS", "") == "1" || env("LOG_REQUESTS", "") == "true", "log one line per vendor request [LOG_REQUESTS]")
+	fs.BoolVar(&c.noValidate, "no-response-validation", env("NO_RESPONSE_VALIDATION", "") == "1", "do not validate responses against openapi.yaml (load tests) [NO_RESPONSE_VALIDATION]")
+	return fs, c
+}
+
+func serve(args []string, stdout, stderr io.Writer) int {
+	fs, c := serveFlags(stderr)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hermes-emulator serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var handler slog.Handler
+	switch c.logFormat {
+	case "pretty":
+		handler = slog.NewTextHandler(stderr, nil)
+	case "json":
+		handler = slog.NewJSONHandler(stderr, nil)
+	case "off":
+		handler = slog.NewTextHandler(io.Discard, nil)
+	default:
+		fmt.Fprintf(stderr, "hermes-emulator serve: --log must be pretty, json or off, not %q\n", c.logFormat)
+		return 2
+	}
+	o := c.opts
+	o.Logger = slog.New(handler)
+	o.Seed = c.seed
+	o.MaxBodyBytes = c.bodyBytes
+	o.NoResponseValidation = c.noValidate
+	o.JournalSize = c.journal
+	if c.journal == 0 {
+		o.JournalSize = -1
+	}
+	srv, err := emulator.New(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
+		return 1
+	}
+	url := srv.URL()
+	fmt.Fprintf(stdout, "hermes-emulator listening on %s\n", url)
+	fmt.Fprintf(stdout, "hermes-emulator health: GET %s/health\n", url)
+	if o.AdminKey == "" {
+		fmt.Fprintf(stdout, "hermes-emulator admin: %s/__admin (open — pass --admin-key to lock)\n", url)
+	} else {
+		fmt.Fprintf(stdout, "hermes-emulator admin: %s/__admin (x-mockingbird-admin-key required)\n", url)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	o.Logger.Info("shutting down")
+	if err := srv.Close(); err != nil {
+		fmt.Fprintf(stderr, "hermes-emulator: close: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func health(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("health", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", env("URL", "http://127.0.0.1:"+strconv.Itoa(envInt("PORT", 8827))), "base URL of the emulator")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(strings.TrimSuffix(*url, "/") + "/health")
+	if err != nil {
+		fmt.Fprintf(stderr, "unhealthy: %v\n", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		fmt.Fprintf(stderr, "unhealthy: status %d\n", resp.StatusCode)
+		return 1
+	}
+	fmt.Fprintln(stdout, "ok")
+	return 0
+}

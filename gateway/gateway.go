@@ -273,7 +273,13 @@ func (g *Gateway) begin(t Target) *tx {
 }
 
 func (g *Gateway) commit(x *tx) *runs.Error {
-	if x.view || !x.dirty {
+	if x.view {
+		return nil
+	}
+	if !x.dirty {
+		// No state changed, but a message.delta (which changes no record,
+		// runs-api §6.4.3) is still delivered.
+		g.publish(x)
 		return nil
 	}
 	if x.durable {
@@ -289,6 +295,13 @@ func (g *Gateway) commit(x *tx) *runs.Error {
 	}
 	x.bs.st = x.st
 	x.bs.version++
+	g.publish(x)
+	return nil
+}
+
+// publish opens the transports of x's admissions, delivers its emissions and
+// ends the streams of runs that became terminal.
+func (g *Gateway) publish(x *tx) {
 	for _, k := range x.opened {
 		g.transports[k] = newTransport(x.created)
 	}
@@ -298,7 +311,6 @@ func (g *Gateway) commit(x *tx) *runs.Error {
 	for _, id := range x.ends {
 		g.endStream(tkey{x.name, x.branch, id})
 	}
-	return nil
 }
 
 // storageNS is the id salt of the tx's branch (runs-api §12.1).

@@ -45,6 +45,7 @@ type call struct {
 	body    runs.Value
 	hasBody bool
 	query   url.Values
+	out     http.Header // the response headers: a route may set Content-Type
 }
 
 // reply is a control answer: a status and a compact JSON body.
@@ -85,7 +86,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, rawPath string
 		a.write(w, reply{200, a.health()})
 		return
 	}
-	rep, err := a.serve(r, rawPath, headerNS)
+	rep, err := a.serve(r, w.Header(), rawPath, headerNS)
 	if err != nil {
 		a.write(w, reply{err.Status, err.Body()})
 		return
@@ -93,13 +94,17 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, rawPath string
 	a.write(w, rep)
 }
 
+// write sends rep; Content-Type is application/json unless the route set
+// another one for a successful reply.
 func (a *Admin) write(w http.ResponseWriter, rep reply) {
-	w.Header().Set("Content-Type", "application/json")
+	if w.Header().Get("Content-Type") == "" || rep.status >= 400 {
+		w.Header().Set("Content-Type", "application/json")
+	}
 	w.WriteHeader(rep.status)
 	_, _ = w.Write(rep.body)
 }
 
-func (a *Admin) serve(r *http.Request, rawPath, headerNS string) (reply, *runs.Error) {
+func (a *Admin) serve(r *http.Request, out http.Header, rawPath, headerNS string) (reply, *runs.Error) {
 	if a.d.AdminKey != "" && strings.Join(r.Header.Values("X-Mockingbird-Admin-Key"), ", ") != a.d.AdminKey {
 		return reply{}, runs.Admin(401, "missing or wrong x-mockingbird-admin-key")
 	}
@@ -112,7 +117,7 @@ func (a *Admin) serve(r *http.Request, rawPath, headerNS string) (reply, *runs.E
 		return reply{}, runs.Admin(404, "no admin route "+r.Method+" "+rel+"; GET /__admin lists them")
 	}
 	q := r.URL.Query()
-	c := &call{r: r, ns: headerNS, params: params, query: q}
+	c := &call{r: r, ns: headerNS, params: params, query: q, out: out}
 	if v, ok := q["namespace"]; ok {
 		c.ns = v[0]
 	}

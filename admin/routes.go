@@ -1,8 +1,11 @@
 package admin
 
 import (
+	"strings"
+
 	"github.com/hermes-emulator/hermes-emulator/faults"
 	"github.com/hermes-emulator/hermes-emulator/gateway"
+	"github.com/hermes-emulator/hermes-emulator/prom"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
@@ -163,7 +166,22 @@ func (a *Admin) clearRequests(c *call) (reply, *runs.Error) {
 	return ok200(statusOK)
 }
 
-func (a *Admin) metrics(*call) (reply, *runs.Error) { return ok200(a.d.Metrics.Body()) }
+// metrics answers JSON (controls §9), or the Prometheus text format
+// (prom.ContentType) for ?format=prometheus or an Accept that names
+// text/plain and not application/json — what a Prometheus scraper sends.
+func (a *Admin) metrics(c *call) (reply, *runs.Error) {
+	accept := strings.Join(c.r.Header.Values("Accept"), ",")
+	if c.query.Get("format") == "prometheus" ||
+		(strings.Contains(accept, "text/plain") && !strings.Contains(accept, "application/json")) {
+		b, err := prom.Text(a.d.Metrics)
+		if err != nil {
+			return reply{}, runs.Admin(500, "metrics: "+err.Error())
+		}
+		c.out.Set("Content-Type", prom.ContentType)
+		return ok200(b)
+	}
+	return ok200(a.d.Metrics.Body())
+}
 
 func (a *Admin) resetMetrics(*call) (reply, *runs.Error) {
 	a.d.Metrics.Reset()

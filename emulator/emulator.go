@@ -8,8 +8,30 @@
 //	defer srv.Close()
 //	resp, err := http.Post(srv.URL()+"/v1/runs", "application/json", strings.NewReader(`{"input":"hi"}`))
 //
+// In a test, emulatortest.New(t, opts) does the same in one line and closes
+// the server when the test ends.
+//
 // Two servers in one process never share state: without DBPath each has a
-// private in-memory database.
+// private in-memory database. With NoListener there is no socket: serve
+// Handler() in-process (httptest.NewRecorder, or your own mux).
+//
+// What a server offers:
+//
+//   - the seven public operations of openapi.yaml under /v1 (runs-api.md),
+//     also behind a /ns/<name> prefix; Client is a typed client of them,
+//     generated from the contract (package gen);
+//   - the control plane: GET /health and /__admin (controls.md); Control is a
+//     Go client of it (package control) for clocks, observations, faults,
+//     restarts and sweeps;
+//   - the contract itself at GET /openapi.yaml (ContractPath);
+//   - request metrics at GET /__admin/metrics, as JSON (controls §9) or, with
+//     Accept: text/plain or ?format=prometheus, in the Prometheus text format;
+//     Metrics returns them as a prometheus.Collector for your own registry;
+//   - with Options.LogRequests, one log/slog line per vendor request with
+//     method, path, status, operationId, durationMs, namespace and faultId —
+//     never bodies, headers, keys or credentials.
+//
+// Every response carries x-mockingbird: hermes@<Version>; ns=<namespace>.
 package emulator
 
 import (
@@ -42,17 +64,19 @@ import (
 // -ldflags "-X github.com/hermes-emulator/hermes-emulator/emulator.Version=…".
 var Version = "0.0.0-dev"
 
-// Options configure a Server. The zero value is a private in-memory emulator
-// listening on 127.0.0.1 at a free port, with the spec's defaults.
+// Options configure a Server; they are the flags of `hermes-emulator serve`
+// (runs-api §15). The zero value is a private in-memory emulator listening on
+// 127.0.0.1 at a free port, with the spec's defaults.
 type Options struct {
 	Host string // listen host; default 127.0.0.1
 	Port int    // listen port; 0 = any free port
-	// NoListener builds the handler without a listener: use Handler() in-process.
+	// NoListener builds the handler without a listener: use Handler() (or
+	// Control(), which then calls it in-process). URL() is "".
 	NoListener bool
 
-	DBPath            string        // SQLite file (WAL), durable across restarts; "" = private in-memory
-	AdminKey          string        // require x-mockingbird-admin-key on /__admin
-	APIKey            string        // upstream bearer auth (runs-api §14.3)
+	DBPath            string        // SQLite file (WAL), durable across restarts (runs-api §10.4); "" = private in-memory
+	AdminKey          string        // require x-mockingbird-admin-key on /__admin; "" = open (controls §1)
+	APIKey            string        // upstream bearer auth on the vendor routes (runs-api §14.3); "" = none
 	MaxConcurrentRuns int           // capacity limit; 0 = none
 	MaxBodyBytes      int64         // body limit; 0 = 10,000,000
 	Seed              string        // fault-rate RNG seed; "" = "0"
@@ -70,11 +94,18 @@ type Options struct {
 	// openapi.yaml (for load tests). Validation is on by default.
 	NoResponseValidation bool
 
-	Logger      *slog.Logger // nil = discard
-	LogRequests bool         // one log line per vendor request
+	// Logger receives the server's log lines (serve errors, contract
+	// violations, and with LogRequests one Info line "request" per vendor
+	// request with the attributes method, path, status (0 = dropped),
+	// operationId ("(unmatched)" when none), durationMs, namespace and, when a
+	// fault rule fired, faultId). Bodies, headers, idempotency keys and
+	// credentials are never logged. nil = discard.
+	Logger      *slog.Logger
+	LogRequests bool // log one line per vendor request (not /health, /__admin, /openapi.yaml)
 }
 
-// Server is a running emulator.
+// Server is a running emulator, from New. Its methods are safe for concurrent
+// use. Close it when done.
 type Server struct {
 	opts     Options
 	db       *storage.DB
@@ -95,7 +126,10 @@ type Server struct {
 	served   chan struct{}
 }
 
-// New starts an emulator with opts.
+// New starts an emulator with opts: it opens (and migrates) the database,
+// loads the contract and, unless opts.NoListener, listens and serves in the
+// background. The server is ready when New returns. Errors: the database
+// cannot be opened, the clock options are invalid, or the address is taken.
 func New(opts Options) (*Server, error) {
 	if opts.Host == "" {
 		opts.Host = "127.0.0.1"
@@ -171,6 +205,9 @@ func New(opts Options) (*Server, error) {
 	s.ln = ln
 	s.url = "http://" + ln.Addr().String()
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	// Streams opened by requests that were in flight when Shutdown began end
+	// too: Shutdown calls this after it closed the listener.
+	s.http.RegisterOnShutdown(gw.Shutdown)
 	go func() {
 		defer close(s.served)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -180,25 +217,44 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// URL is the base URL, e.g. http://127.0.0.1:8827 ("" without a listener).
+// URL is the base URL without a trailing slash, e.g. http://127.0.0.1:8827
+// ("" without a listener).
 func (s *Server) URL() string { return s.url }
 
-// Handler is the emulator as an http.Handler, for in-process use.
+// Handler is the emulator as an http.Handler, for in-process use: the whole
+// pipeline (vendor routes, /health, /__admin, /openapi.yaml) without a socket.
+// A dropped connection (drop faults, hermes.accepted_drop) panics with
+// http.ErrAbortHandler when the ResponseWriter cannot be hijacked, as
+// net/http expects.
 func (s *Server) Handler() http.Handler { return s }
 
-// Client returns a typed client of the public operations for this server.
+// Client returns a typed client of the public operations for this server,
+// generated from openapi.yaml (gen.ClientWithResponses). Without a listener
+// it calls Handler() in-process, with buffered responses (an SSE stream
+// arrives when it ends).
 func (s *Server) Client() *gen.ClientWithResponses {
-	c, err := gen.NewClientWithResponses(s.url)
+	url, opts := s.url, []gen.ClientOption(nil)
+	if url == "" {
+		url, opts = inprocURL, append(opts, gen.WithHTTPClient(s.inprocClient()))
+	}
+	c, err := gen.NewClientWithResponses(url, opts...)
 	if err != nil {
 		panic(fmt.Sprintf("emulator: client for %q: %v", s.url, err))
 	}
 	return c
 }
 
-// Close stops the listener, waits for in-flight requests and open streams to
-// end (streams are told to end at once), and closes the database.
+// Close stops the listener, ends every open SSE stream at once (without a
+// closing comment), waits up to 10 seconds for in-flight requests to finish
+// (a request held by a fault delay completes normally) and then forcibly
+// closes what is left, and closes the database. Without a listener, Close ends
+// the streams and closes the database: the caller must have finished its
+// Handler() calls. Close is idempotent; every call returns the first result.
 func (s *Server) Close() error {
 	s.once.Do(func() {
+		if s.http == nil {
+			s.gw.Shutdown()
+		}
 		if s.http != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			s.gw.Shutdown()

@@ -157,6 +157,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.admin.ServeHTTP(w, r, rawPath)
 		return
 	}
+	if rawPath == ContractPath && r.Method == "GET" {
+		s.serveContract(w, ns)
+		return
+	}
 	s.vendor(w, r, ns, rawPath, start)
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 )
 
@@ -692,4 +694,30 @@ func TestSSEDashboardClient(t *testing.T) {
 		jr.Requests[0].Status != 200 || jr.Requests[1].Status != 404 || jr.Requests[0].Path != "/v1/runs/"+id+"/events" {
 		t.Fatalf("journal: %s", j.Body)
 	}
+}
+
+// Issue 5 (b): 1,000 subscribe/disconnect cycles leave no goroutine behind —
+// neither the server's stream handlers nor waiting subscriptions. Each cycle
+// needs a fresh run: the transport goes with its subscriber.
+func TestSSENoGoroutineLeak(t *testing.T) {
+	const cycles = 1000
+	x := newH(t, emulator.Options{SSESubscribeWait: 10 * time.Millisecond, JournalSize: 3 * cycles})
+	before := goleak.IgnoreCurrent()
+	for i := range cycles {
+		id := x.start()
+		if i%2 == 1 { // half of the clients disconnect after a frame
+			x.want(x.sseEvents(id, `{"events":[{"event":"message.delta","delta":"x"}]}`), 200, "")
+		}
+		s, _, _ := x.sseOpen(id)
+		if i%2 == 1 {
+			s.next()
+		}
+		s.close()
+	}
+	x.sseEnded(cycles)
+	sseClient.CloseIdleConnections()
+	http.DefaultClient.CloseIdleConnections()
+	goleak.VerifyNone(t, before)
+	// The first run's transport went with its subscriber.
+	x.sseNotFound(run1)
 }

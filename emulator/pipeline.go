@@ -175,6 +175,9 @@ func (s *Server) stamp(w http.ResponseWriter, ns string, valid bool) {
 // vendor runs steps 3–12 for a vendor request.
 func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath string, start time.Time) {
 	method := r.Method
+	if method == "HEAD" {
+		w = headWriter{w} // no body on any HEAD answer, in-process too (wire.md §6)
+	}
 	opID, runID := match(method, rawPath)
 	entry := journal.Entry{Namespace: ns, OperationID: opID, Method: method, Path: rawPath}
 	finish := func(status int) {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -720,4 +722,35 @@ func TestSSENoGoroutineLeak(t *testing.T) {
 	goleak.VerifyNone(t, before)
 	// The first run's transport went with its subscriber.
 	x.sseNotFound(run1)
+}
+
+// Issue 5 (c): the contract and SUPPORT.md list the three live operations as
+// supported, with the statuses these tests see.
+func TestSSESupportListed(t *testing.T) {
+	spec, err := os.ReadFile(filepath.Join("..", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	support, err := os.ReadFile(filepath.Join("..", "SUPPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{
+		{"RunEvents", "| `RunEvents` | `GET` | `/v1/runs/{run_id}/events` | supported | 200, 401, 404, 500 |"},
+		{"RunApproval", "| `RunApproval` | `POST` | `/v1/runs/{run_id}/approval` | supported | 200, 400, 401, 404, 409, 413, 500, 501 |"},
+		{"RunSteer", "| `RunSteer` | `POST` | `/v1/runs/{run_id}/steer` | supported | 200, 400, 401, 404, 409, 413, 500, 501 |"},
+	} {
+		s := string(spec)
+		i := strings.Index(s, "operationId: "+c[0]+"\n")
+		if i < 0 {
+			t.Fatalf("%s not in openapi.yaml", c[0])
+		}
+		rest := s[i:]
+		if j := strings.Index(rest, "x-support:"); j < 0 || !strings.HasPrefix(rest[j:], "x-support: supported\n") {
+			t.Fatalf("%s: x-support is not supported", c[0])
+		}
+		if !strings.Contains(string(support), c[1]) {
+			t.Fatalf("SUPPORT.md lacks %s", c[1])
+		}
+	}
 }

@@ -36,7 +36,9 @@ type appError struct {
 	code    string
 }
 
-func (e *appError) Error() string { return fmt.Sprintf("hermes %d: %s (%s)", e.status, e.message, e.code) }
+func (e *appError) Error() string {
+	return fmt.Sprintf("hermes %d: %s (%s)", e.status, e.message, e.code)
+}
 
 func (a *appClient) call(ctx context.Context, method, path, key string, body any, out any) error {
 	var rd io.Reader

@@ -1,7 +1,9 @@
 package emulator_test
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 )
@@ -301,4 +303,137 @@ func TestRestartInvalidBody(t *testing.T) {
 	x.want(x.post("/__admin/hermes/restart", `{`), 400, adminErr("request body is not valid JSON"))
 	x.want(x.get("/v1/runs/"+keyless), 200, obsRecord(keyless, "queued", "1700000000.0", "1700000000.0", ""))
 	x.want(x.rstStop(id), 200, rstStopping(id))
+}
+
+// runs-api §4.2 example: a keyed running run interrupted by a stale restart
+// comes back with sorted keys, then error and last_event appended (bytes).
+func TestRestartInterruptedKeyOrder(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	id := x.rstStart("k")
+	x.want(x.observe(id, `{"status":"running"}`), 200, "")
+	x.want(x.restart("stale"), 200, "")
+	x.advance("3600500")
+	x.want(x.get("/v1/runs/"+id), 200, `{"created_at":1700000000.0,"model":"hermes-agent","object":"hermes.run","run_id":"`+id+
+		`","session_id":"`+id+`","status":"interrupted","updated_at":1700003600.5,"error":"`+rstInterruptedMsg+`","last_event":"run.interrupted"}`)
+}
+
+// runs-api §6.3 step 5: stop removes approval and discards pending approvals,
+// keeps queued steer text, and same-status repeats touch only the cache (§10.2).
+func TestRestartStopEffects(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	waiting := x.rstStart("waiting")
+	x.want(x.observe(waiting, `{"status":"waiting_for_approval"}`), 200, "")
+	x.want(x.rstStop(waiting), 200, rstStopping(waiting))
+	x.want(x.get("/v1/runs/"+waiting), 200, obsRecord(waiting, "stopping", "1700000000.0", "1700000000.0", `,"last_event":"run.stopping"`))
+	x.want(x.post("/v1/runs/"+waiting+"/approval", `{"choice":"once"}`), 409,
+		hermesErr("Run has no pending approval: "+waiting, "approval_not_pending"))
+
+	steered := x.start()
+	x.want(x.observe(steered, `{"status":"running"}`), 200, "")
+	x.want(x.post("/v1/runs/"+steered+"/steer", `{"input":"a"}`), 200, "")
+	x.want(x.rstStop(steered), 200, rstStopping(steered))
+	x.want(x.observe(steered, `{"status":"completed"}`), 200, obsRecord(steered, "completed", "1700000000.0", "1700000000.0",
+		`,"last_event":"run.completed","output":"","usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0},"pending_steer":"a"`))
+
+	// A repeated stop moves only the cached updated_at.
+	x.advance("1000")
+	x.want(x.rstStop(waiting), 200, rstStopping(waiting))
+	x.want(x.get("/v1/runs/"+waiting), 200, obsRecord(waiting, "stopping", "1700000001.0", "1700000000.0", `,"last_event":"run.stopping"`))
+	x.want(x.restart("alive"), 200, "")
+	x.want(x.get("/v1/runs/"+waiting), 200, `{"created_at":1700000000.0,"last_event":"run.stopping","model":"hermes-agent","object":"hermes.run","run_id":"`+
+		waiting+`","session_id":"`+waiting+`","status":"stopping","updated_at":1700000000.0}`)
+}
+
+// runs-api §10.2: same-status progress (scripted events, steer, a second
+// approval.request) stays in the cache; status changes and results persist.
+func TestRestartPersistRule(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	run := x.rstStart("run")
+	x.want(x.observe(run, `{"status":"running"}`), 200, "") // persisted: status changed
+	x.advance("1000")
+	x.want(x.post("/__admin/hermes/runs/"+run+"/events", `{"events":[{"event":"tool.started","tool":"terminal"}]}`), 200,
+		`{"run_id":"`+run+`","emitted":1,"buffered":1,"simulated":true}`)
+	x.want(x.post("/v1/runs/"+run+"/steer", `{"input":"a"}`), 200, `{"object":"hermes.run.steer","run_id":"`+run+`","accepted":true}`)
+	x.want(x.get("/v1/runs/"+run), 200, obsRecord(run, "running", "1700000001.0", "1700000000.0", `,"last_event":"run.steered"`))
+
+	wait := x.rstStart("wait")
+	x.want(x.observe(wait, `{"status":"waiting_for_approval","approval":{"command":"first"}}`), 200, "")  // persisted
+	x.want(x.observe(wait, `{"status":"waiting_for_approval","approval":{"command":"second"}}`), 200, "") // cache only
+
+	approved := x.rstStart("approved")
+	x.want(x.observe(approved, `{"status":"waiting_for_approval","approval":{"command":"third"}}`), 200, "")
+	x.want(x.post("/v1/runs/"+approved+"/approval", `{"choice":"once"}`), 200, "") // persisted: status changed
+
+	x.want(x.restart("alive"), 200, `{"owner":"alive","retained":3,"discarded":0,"simulated":true}`)
+	x.want(x.get("/v1/runs/"+run), 200, `{"created_at":1700000000.0,"model":"hermes-agent","object":"hermes.run","run_id":"`+run+
+		`","session_id":"`+run+`","status":"running","updated_at":1700000000.0}`)
+	r := x.get("/v1/runs/" + wait)
+	x.want(r, 200, "")
+	if cmd := r.JSON(t).(map[string]any)["approval"].(map[string]any)["command"]; cmd != "first" {
+		t.Fatalf("durable approval command = %v, want first: %s", cmd, r.Body)
+	}
+	x.want(x.get("/v1/runs/"+approved), 200, `{"created_at":1700000001.0,"last_event":"approval.responded","model":"hermes-agent","object":"hermes.run","run_id":"`+
+		approved+`","session_id":"`+approved+`","status":"running","updated_at":1700000001.0}`)
+}
+
+// runs-api §10.1 and controls §11: RunEvents checks visibility without
+// hydrating; a failing control keeps the interruption its hydration did.
+func TestRestartHydrationEffects(t *testing.T) {
+	x := newH(t, emulator.Options{SSESubscribeWait: 10 * time.Millisecond})
+	x.freeze()
+	a := x.rstStart("a")
+	b := x.rstStart("b")
+	x.want(x.restart("stale"), 200, "")
+	x.advance("1000")
+	// No transport after a restart: visible, so 404 after the wait, and no interruption.
+	x.want(x.get("/v1/runs/"+a+"/events"), 404, rstNotFound(a))
+	x.want(x.observe(b, `{"status":"bogus"}`), 400, hermesErr("observe: expected a supported status", ""))
+	x.advance("1000")
+	if got := x.get("/v1/runs/" + a).JSON(t).(map[string]any)["updated_at"]; got != json.Number("1700000002.0") {
+		t.Fatalf("a interrupted at %v, want 1700000002.0 (events must not hydrate)", got)
+	}
+	if got := x.get("/v1/runs/" + b).JSON(t).(map[string]any)["updated_at"]; got != json.Number("1700000001.0") {
+		t.Fatalf("b interrupted at %v, want 1700000001.0 (the failed observe hydrated it)", got)
+	}
+}
+
+// runs-api §10.3: a restart destroys transports, empties steer queues and
+// clears the drain flag.
+func TestRestartClearsProcessState(t *testing.T) {
+	x := newH(t, emulator.Options{SSESubscribeWait: 10 * time.Millisecond})
+	x.freeze()
+	id := x.rstStart("k")
+	x.want(x.observe(id, `{"status":"running"}`), 200, "")
+	x.want(x.post("/v1/runs/"+id+"/steer", `{"input":"a"}`), 200, "")
+	x.want(x.post("/__admin/hermes/drain", `{"draining":true}`), 200, `{"draining":true,"simulated":true}`)
+	x.want(x.restart("alive"), 200, "")
+	x.want(x.get("/__admin/hermes/drain"), 200, `{"draining":false}`)
+	x.want(x.get("/v1/runs/"+id+"/events"), 404, rstNotFound(id))
+	r := x.observe(id, `{"status":"completed"}`)
+	x.want(r, 200, "")
+	if _, ok := r.JSON(t).(map[string]any)["pending_steer"]; ok {
+		t.Fatalf("steer queue survived the restart: %s", r.Body)
+	}
+}
+
+// runs-api §9, §10.3: a restart covers every scope of the namespace; each
+// scope sees only its own runs afterwards.
+func TestRestartAllScopes(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	def := x.rstStart("k")
+	x.want(x.post("/__admin/hermes/scope", `{"profile":"other","identity":"synthetic"}`), 200, "")
+	oth := x.rstStart("k")
+	if oth == def {
+		t.Fatalf("same key in another scope replayed %s", def)
+	}
+	x.want(x.restart("stale"), 200, `{"owner":"stale","retained":2,"discarded":0,"simulated":true}`)
+	x.want(x.get("/v1/runs/"+def), 404, rstNotFound(def))
+	x.rstReplay("k", oth, "interrupted")
+	x.want(x.post("/__admin/hermes/scope", `{"profile":"default","identity":"unauthenticated-test-listener"}`), 200, "")
+	x.want(x.get("/v1/runs/"+oth), 404, rstNotFound(oth))
+	x.rstReplay("k", def, "interrupted")
 }

@@ -329,3 +329,75 @@ func TestRetentionOnlyAdmissionPrunes(t *testing.T) {
 		t.Fatalf("pruned key reused run id %s", id)
 	}
 }
+
+// runs-api §11.2: a transport without a subscriber expires when the sweep finds
+// it older than 300 s (strictly); until then a late subscriber gets the buffer.
+func TestRetentionTransportExpiry(t *testing.T) {
+	x := newH(t, emulator.Options{SSESubscribeWait: 10 * time.Millisecond})
+	x.freeze()
+	kept := x.start()
+	x.want(x.observe(kept, `{"status":"completed"}`), 200, "")
+	gone := x.start()
+	x.want(x.observe(gone, `{"status":"completed"}`), 200, "")
+	x.advance("300000")
+	x.retSweep("0")
+	r := x.get("/v1/runs/" + kept + "/events")
+	x.want(r, 200, `data: {"event": "run.completed", "run_id": "`+kept+`", "timestamp": 1700000000.0, "output": "", `+
+		`"usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}}`+"\n\n: stream closed\n\n")
+	if ct := r.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	// The stream ended, so its transport is gone.
+	x.want(x.get("/v1/runs/"+kept+"/events"), 404, rstNotFound(kept))
+	x.advance("1")
+	x.retSweep("0")
+	x.want(x.get("/v1/runs/"+gone+"/events"), 404, rstNotFound(gone))
+	x.retStatus(gone, "completed")
+}
+
+// runs-api §11.1: the first tick fixes the schedule's phase; a RunCreate with
+// an empty body evaluates no tick (§6.1 step 5 precedes step 6).
+func TestRetentionNoTickOnEmptyBody(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	x.want(x.post("/v1/runs", ""), 400, hermesErr("Invalid JSON", ""))
+	x.advance("30000")
+	id := x.start() // first tick: schedule base+90
+	x.want(x.observe(id, `{"status":"completed"}`), 200, "")
+	x.advance("3630500")
+	x.retStatus(id, "completed") // tick base+3630: age exactly 3600
+	x.advance("29500")
+	x.retStatus(id, "") // tick base+3690
+}
+
+// runs-api §10.3: a restart moves the schedule to now+60.
+func TestRetentionScheduleAfterRestart(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	x.start() // schedule base+60
+	x.advance("30000")
+	x.want(x.restart("alive"), 200, "") // schedule base+90
+	id := x.start()
+	x.want(x.observe(id, `{"status":"completed"}`), 200, "")
+	x.advance("3600500")
+	x.retStatus(id, "completed") // tick base+3630: age exactly 3600
+	x.advance("30000")
+	x.retStatus(id, "completed") // base+3660.5: next tick base+3690 not due
+	x.advance("29500")
+	x.retStatus(id, "") // tick base+3690
+}
+
+// runs-api §11.2: "exactly one sweep, at the latest due tick" — a record whose
+// age at that tick is not over 3600 s stays even though now is far later.
+func TestRetentionLatestTickOnly(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	x.start() // schedule base+60
+	x.advance("3570000")
+	id := x.start()
+	x.want(x.observe(id, `{"status":"cancelled"}`), 200, "") // updated base+3570; tick base+3540 evaluated
+	x.advance("3629999")                                     // now base+7199.999, latest tick base+7140
+	x.retStatus(id, "cancelled")                             // age 3570 at the tick
+	x.advance("1")                                           // tick base+7200: age 3630
+	x.retStatus(id, "")
+}

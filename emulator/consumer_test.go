@@ -100,6 +100,9 @@ type appRun struct {
 
 // submit sends the task with key, retrying on a transport error (the response
 // was lost: the run may exist) with the same key, as the API recommends.
+// (net/http also resends a keyed request by itself when a reused keep-alive
+// connection closes before any response; appSetup's fresh transport makes the
+// first attempt use a new connection, so the loss is seen here.)
 func (a *appClient) submit(ctx context.Context, key, input string, attempts int) (appAccepted, int, error) {
 	var last error
 	for i := 1; i <= attempts; i++ {

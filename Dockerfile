@@ -1,0 +1,30 @@
+# hermes-emulator as a container: one static binary (CGO_ENABLED=0 — the
+# SQLite driver, modernc.org/sqlite, is pure Go), no shell, non-root.
+#
+# UNTESTED HERE: the machine this was written on has no container engine, so
+# this file has never been built. Keep it minimal.
+#
+#   docker build -t hermes-emulator --build-arg VERSION=1.2.3 .
+#   docker run --rm -p 8827:8827 hermes-emulator
+#   docker run --rm -p 8827:8827 -v hermes:/data hermes-emulator serve --host 0.0.0.0 --db /data/hermes.db
+#
+# Flags also come from HERMES_EMULATOR_* variables (e.g. HERMES_EMULATOR_ADMIN_KEY).
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=0.0.0-dev
+RUN CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X github.com/hermes-emulator/hermes-emulator/emulator.Version=${VERSION}" \
+    -o /hermes-emulator ./cmd/hermes-emulator
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /hermes-emulator /hermes-emulator
+EXPOSE 8827
+# `health` exits 0 when GET http://127.0.0.1:8827/health answers 200
+# (HERMES_EMULATOR_PORT changes the port it checks).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=2s CMD ["/hermes-emulator", "health"]
+ENTRYPOINT ["/hermes-emulator"]
+CMD ["serve", "--host", "0.0.0.0"]

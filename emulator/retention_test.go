@@ -2,6 +2,7 @@ package emulator_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -400,4 +401,42 @@ func TestRetentionLatestTickOnly(t *testing.T) {
 	x.retStatus(id, "cancelled")                             // age 3570 at the tick
 	x.advance("1")                                           // tick base+7200: age 3630
 	x.retStatus(id, "")
+}
+
+// runs-api §10.2, §10.4, §11.3 with --db: what the logical restart, the
+// persist rule and pruning left in the file is what a real restart finds.
+func TestRetentionDurableMirror(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "hermes.db")
+	x := newH(t, emulator.Options{DBPath: db})
+	x.freeze()
+	pruned := x.rstStart("pruned")
+	x.want(x.observe(pruned, `{"status":"completed"}`), 200, "")
+	waiting := x.rstStart("waiting")
+	x.want(x.observe(waiting, `{"status":"waiting_for_approval","approval":{"command":"first"}}`), 200, "")
+	x.want(x.observe(waiting, `{"status":"waiting_for_approval","approval":{"command":"second"}}`), 200, "")
+	done := x.rstStart("done")
+	x.want(x.restart("alive"), 200, `{"owner":"alive","retained":3,"discarded":0,"simulated":true}`)
+	x.advance("86400001")
+	x.want(x.observe(done, `{"status":"completed","output":"foreign completion"}`), 200, "")
+	trigger := x.retNew("trigger")
+	if err := x.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	y := newH(t, emulator.Options{DBPath: db})
+	y.retStatus(pruned, "")
+	r := y.get("/v1/runs/" + waiting)
+	y.want(r, 200, "")
+	m := r.JSON(t).(map[string]any)
+	if m["status"] != "interrupted" || m["approval"].(map[string]any)["command"] != "first" || m["updated_at"] != json.Number("1700086400.001") {
+		t.Fatalf("waiting after the real restart: %s", r.Body)
+	}
+	y.want(y.get("/v1/runs/"+done), 200, `{"created_at":1700000000.0,"last_event":"run.completed","model":"hermes-agent","object":"hermes.run",`+
+		`"output":"foreign completion","run_id":"`+done+`","session_id":"`+done+`","status":"completed","updated_at":1700086400.001,`+
+		`"usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0}}`)
+	y.rstReplay("trigger", trigger, "interrupted")
+	y.rstReplay("done", done, "completed")
+	if nid := y.retNew("pruned"); nid == pruned {
+		t.Fatalf("pruned key reused run id %s", pruned)
+	}
 }

@@ -175,6 +175,10 @@ func TestFaultAcceptedDrop(t *testing.T) {
 	if got := r.Header.Get("Idempotency-Replayed"); got != "true" {
 		t.Fatalf("Idempotency-Replayed = %q", got)
 	}
+	// A replay consumes the preset but never drops (runs-api §6.1 step 14).
+	fltPreset(x, "hermes_submit_accepted_drop", "")
+	x.want(x.post("/v1/runs", `{"input":"synthetic"}`, "Idempotency-Key", "delivery"), 202, replay)
+	x.want(x.get("/__admin/faults"), 200, `{"faults":[{"namespace":"default","operationId":"RunCreate","count":1,"effect":"hermes.accepted_drop","preset":"hermes_submit_accepted_drop","id":"hermes_submit_accepted_drop","remaining":0,"hits":1}]}`)
 }
 
 // acceptance 86, 87

@@ -409,6 +409,14 @@ func TestSSEKeepalive(t *testing.T) {
 			t.Fatalf("item %q, want %q", c, sseKeepalive)
 		}
 	}
+	// The journal entry is written at the end, with the stream's whole duration.
+	s.close()
+	x.sseEnded(1)
+	var jr struct{ Requests []struct{ DurationMs float64 } }
+	if err := json.Unmarshal(x.get("/__admin/requests?operationId=RunEvents").Body, &jr); err != nil ||
+		len(jr.Requests) != 1 || jr.Requests[0].DurationMs < 250 {
+		t.Fatalf("journal of the stream: %+v %v", jr, err)
+	}
 }
 
 // acceptance 106, 107

@@ -412,7 +412,9 @@ func TestSSEKeepalive(t *testing.T) {
 	// The journal entry is written at the end, with the stream's whole duration.
 	s.close()
 	x.sseEnded(1)
-	var jr struct{ Requests []struct{ DurationMs float64 } }
+	var jr struct {
+		Requests []struct{ DurationMs float64 }
+	}
 	if err := json.Unmarshal(x.get("/__admin/requests?operationId=RunEvents").Body, &jr); err != nil ||
 		len(jr.Requests) != 1 || jr.Requests[0].DurationMs < 250 {
 		t.Fatalf("journal of the stream: %+v %v", jr, err)

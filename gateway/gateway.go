@@ -128,12 +128,9 @@ func (g *Gateway) Clock() ClockState {
 }
 
 func (g *Gateway) clockState() ClockState {
-	now := g.nowMs()
-	off := g.clock.OffsetMs
-	if g.clock.Frozen {
-		off = now - g.opts.Wall()
-	}
-	return ClockState{Now: now, Frozen: g.clock.Frozen, OffsetMs: off}
+	// offsetMs is the live offset; a frozen clock keeps the offset it had
+	// (recomputed on unfreeze), so the state reads the same on every call.
+	return ClockState{Now: g.nowMs(), Frozen: g.clock.Frozen, OffsetMs: g.clock.OffsetMs}
 }
 
 // SetClock applies a POST /__admin/clock body (controls §5). Fields applied before

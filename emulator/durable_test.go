@@ -18,8 +18,8 @@ import (
 
 const interruptedMsg = "The gateway restarted before this run settled."
 
-// durableOpen starts an emulator on the SQLite file db (not closed by cleanup
-// before the test closes it itself; Close is idempotent).
+// durableOpen starts an emulator on the SQLite file db; cleanup closes it
+// unless the test stopped it first (Close is idempotent).
 func durableOpen(t *testing.T, db string, opts emulator.Options) *h {
 	t.Helper()
 	opts.DBPath = db

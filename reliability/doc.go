@@ -16,6 +16,8 @@
 //	go test -tags reliability -count=1 -timeout 60m -v ./reliability/...
 //
 // Environment: RELIABILITY_CYCLES (kill/restart cycles, default 100, or 10
-// with -short) and RELIABILITY_SEED (the load's random seed; default: the time).
+// with -short), RELIABILITY_SEED (the load's random seed; default: the time)
+// and RELIABILITY_RACE (non-empty: build the emulator with -race and fail on
+// any data race it reports).
 // The figures (cycles, acknowledged runs checked, lost, peak RSS) are logged.
 package reliability

@@ -33,7 +33,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "hermes-emulator")
-	build := exec.Command("go", "build", "-o", bin, "github.com/hermes-emulator/hermes-emulator/cmd/hermes-emulator")
+	args := []string{"build", "-o", bin}
+	if os.Getenv("RELIABILITY_RACE") != "" {
+		args = append(args, "-race") // the emulator process runs under the race detector
+	}
+	build := exec.Command("go", append(args, "github.com/hermes-emulator/hermes-emulator/cmd/hermes-emulator")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "reliability: go build:", err)
@@ -101,7 +105,12 @@ func start(t *testing.T, db string, extra ...string) *proc {
 		t.Fatalf("start: %v", err)
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(p.kill)
+	t.Cleanup(func() {
+		p.kill()
+		if strings.Contains(p.out.String(), "WARNING: DATA RACE") {
+			t.Errorf("the emulator process reported a data race:\n%s", p.out)
+		}
+	})
 	select {
 	case p.url = <-p.out.ready:
 	case <-p.done:

@@ -455,3 +455,106 @@ func TestEveryResponseStamped(t *testing.T) {
 		}
 	}
 }
+
+// controls §7: the ring keeps --journal-size entries per namespace; size 0 keeps
+// nothing but metrics still count; a faulted answer has no request object.
+func TestControlJournalSize(t *testing.T) {
+	x := newH(t, emulator.Options{JournalSize: 2})
+	x.get("/v1/runs/one")
+	x.get("/v1/runs/two")
+	x.get("/v1/runs/three")
+	e := ctlEntries(x, "")
+	if len(e) != 2 || e[0]["path"] != "/v1/runs/two" || e[1]["path"] != "/v1/runs/three" {
+		t.Fatalf("ring %v", e)
+	}
+	x.want(x.get("/__admin/requests?limit=1&status=404"), 200, "")
+	if !strings.HasPrefix(string(x.get("/__admin/requests").Body), `{"size":2,"requests":[`) {
+		t.Fatalf("size")
+	}
+	x.want(x.post("/__admin/faults", `{"operationId":"RunGet","status":500,"count":1}`), 201, "")
+	x.get("/v1/runs/four")
+	e = ctlEntries(x, "")
+	if _, ok := e[1]["request"]; ok || e[1]["faultId"] != "fault_1" {
+		t.Fatalf("faulted entry %v", e[1])
+	}
+
+	off := newH(t, emulator.Options{JournalSize: -1})
+	off.get("/v1/runs/one")
+	off.want(off.get("/__admin/requests"), 200, `{"size":0,"requests":[]}`)
+	if got := fltMetrics(off); got != `{"requests":1,"byOperation":{"RunGet 404":1},"unmatched":[],"faults":0,"totalDurationMs":0}` {
+		t.Fatalf("metrics %s", got)
+	}
+}
+
+// controls §7.2 since (epoch ms and ISO-8601, at >= since) and §7.3 DELETE ?all=1.
+func TestControlJournalSinceAndClear(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	x.get("/v1/runs/one")
+	x.advance("1000")
+	x.ns = "a"
+	x.get("/v1/runs/two")
+	for _, q := range []string{"?since=1700000001000", "?since=2023-11-14T22:13:21Z", "?since=2023-11-14T22:13:21.000%2B00:00"} {
+		if e := ctlEntries(x, q+"&all=1"); len(e) != 1 || e[0]["path"] != "/v1/runs/two" {
+			t.Fatalf("%s: %v", q, e)
+		}
+	}
+	if e := ctlEntries(x, "?all=1&since=1700000000000"); len(e) != 2 || e[0]["path"] != "/v1/runs/one" {
+		t.Fatalf("all, global order: %v", e)
+	}
+	x.want(x.do("DELETE", "/__admin/requests", ""), 200, `{"status":"ok"}`) // only a's
+	if e := ctlEntries(x, "?all=1"); len(e) != 1 || e[0]["namespace"] != "default" {
+		t.Fatalf("after clearing a: %v", e)
+	}
+	x.want(x.do("DELETE", "/__admin/requests?all=1", ""), 200, `{"status":"ok"}`)
+	if e := ctlEntries(x, "?all=1"); len(e) != 0 {
+		t.Fatalf("after clearing all: %v", e)
+	}
+}
+
+// controls §1 and §4.3: an invalid ?namespace= on a state route is a 400; reset
+// restarts the timeline at cp_00000001, drops other branches and clears the
+// drain flag and the scope.
+func TestControlResetState(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	x.want(x.post("/__admin/reset?namespace=bad%20name", ""), 400, adminErr("x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/"))
+	x.want(x.get("/__admin/timeline", "X-Mockingbird-Namespace", "bad name"), 400, adminErr("x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/"))
+	x.ns = "a"
+	x.start()
+	x.start("X-Mockingbird-Branch", "side")
+	x.want(x.post("/__admin/hermes/drain", `{"draining":true}`), 200, `{"draining":true,"simulated":true}`)
+	x.want(x.post("/__admin/hermes/scope", `{"profile":"p","identity":"i"}`), 200, "")
+	x.want(x.post("/__admin/reset", ""), 200, `{"status":"ok","reset":["a"]}`)
+	x.want(x.get("/__admin/hermes/drain"), 200, `{"draining":false}`)
+	x.want(x.get("/__admin/timeline"), 200, `{"branches":{"main":"cp_00000001"},"checkpoints":[{"id":"cp_00000001","branch":"main","parent":null,"at":1700000000000}]}`)
+	// Default scope again: a keyed start is the first run of a.
+	x.want(x.post("/v1/runs", `{"input":"synthetic"}`), 202, `{"run_id":"`+runA1+`","status":"started","replayed":false}`)
+}
+
+// controls §5: "reset": true returns to the live wall clock; set accepts the
+// ISO-8601 forms; a live clock's set adjusts the offset.
+func TestControlClockForms(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	for _, c := range []struct {
+		body string
+		now  float64
+	}{
+		{`{"set":"2023-11-14T22:13:20Z","freeze":true}`, 1700000000000},
+		{`{"set":"2023-11-14T23:13:20.1239+01:00"}`, 1700000000123},
+		{`{"set":"2023-11-14T22:13"}`, 1699999980000},
+		{`{"set":1700000000000.5}`, 1700000000000.5},
+	} {
+		if now := ctlClock(x, x.post("/__admin/clock", c.body)); now != c.now {
+			t.Fatalf("%s: now = %v, want %v", c.body, now, c.now)
+		}
+	}
+	r := x.post("/__admin/clock", `{"reset":true}`)
+	if now := ctlClock(x, r); now < 1700000000000+1e10 || !strings.Contains(string(r.Body), `"frozen":false,"offsetMs":0}`) {
+		t.Fatalf("reset: %s", r.Body)
+	}
+	// Live set: the offset moves now to the value, and the clock keeps running.
+	if now := ctlClock(x, x.post("/__admin/clock", `{"set":1700000000000}`)); now < 1700000000000 || now > 1700000060000 {
+		t.Fatalf("live set: %v", now)
+	}
+}

@@ -416,3 +416,62 @@ func TestFaultDropPoll(t *testing.T) {
 		t.Fatalf("metrics %s", got)
 	}
 }
+
+// controls §6.1–§6.2: wrong field types, stored key order, replacing a rule by id.
+func TestFaultRuleShape(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	for _, c := range [][2]string{
+		{`{"status":500,"count":"1"}`, "count"},
+		{`{"status":500,"rate":"0.5"}`, "rate"},
+		{`{"status":500,"method":1}`, "method"},
+		{`{"status":500,"headers":{"X-A":1}}`, "headers"},
+		{`{"status":500,"operationId":["RunGet"]}`, "operationId"},
+		{`{"status":500,"drop":"yes"}`, "drop"},
+	} {
+		x.want(x.post("/__admin/faults", c[0]), 400, adminErr("fault field "+c[1]+" has the wrong type"))
+	}
+	x.ns = "a"
+	x.want(x.post("/__admin/faults", `{"status":500,"id":"x","namespace":"*","operationId":"RunGet","count":2}`), 201,
+		`{"namespace":"*","status":500,"id":"x","operationId":"RunGet","count":2}`)
+	x.want(x.post("/__admin/faults", `{"delayMs":0,"operationId":"CapabilitiesGet"}`), 201,
+		`{"namespace":"a","delayMs":0,"operationId":"CapabilitiesGet","id":"fault_2"}`)
+	x.ns = "b"
+	x.want(x.get("/v1/runs/r"), 500, `{"detail":"Injected by Mockingbird"}`) // "*" matches every namespace
+	// The same id replaces the rule in place and resets its counters.
+	x.want(x.post("/__admin/faults", `{"id":"x","status":418,"operationId":"RunGet","count":1}`), 201,
+		`{"namespace":"b","id":"x","status":418,"operationId":"RunGet","count":1}`)
+	x.want(x.get("/__admin/faults"), 200, `{"faults":[{"namespace":"b","id":"x","status":418,"operationId":"RunGet","count":1,"remaining":1,"hits":0},{"namespace":"a","delayMs":0,"operationId":"CapabilitiesGet","id":"fault_2","remaining":null,"hits":0}]}`)
+	x.ns = "a"
+	x.want(x.get("/v1/runs/r"), 404, hermesErr("Run not found: r", "run_not_found")) // the replacement is namespace b's
+	// A preset through POST /__admin/faults, with overrides merged as by object
+	// spread (controls §6.4): count replaced in place, the id override appended
+	// before "preset" and then kept in place.
+	x.want(x.post("/__admin/faults", `{"preset":"hermes_steer_refused","count":2,"id":"s"}`), 201,
+		`{"preset":"hermes_steer_refused","rules":[{"namespace":"a","operationId":"RunSteer","count":2,"effect":"hermes.steer_refused","id":"s","preset":"hermes_steer_refused"}]}`)
+}
+
+// controls §6.5 step 3 and §6.7: every matching rule draws, even at rate 1, in
+// insertion order; non-matching rules do not draw; checkout restores the RNG.
+func TestFaultDrawOrder(t *testing.T) {
+	x := newH(t, emulator.Options{Seed: "42"})
+	id := x.start()
+	x.want(x.post("/__admin/faults", `{"operationId":"RunStop","status":500}`), 201, "")               // never matches a poll
+	x.want(x.post("/__admin/faults", `{"operationId":"RunGet","effect":"synthetic.effect"}`), 201, "") // draws 0.601…, fires
+	x.want(x.post("/__admin/faults", `{"operationId":"RunGet","status":500,"rate":0.5}`), 201, "")     // draws 0.448…, fires
+	cp := tlCheckpoint(x)
+	x.want(x.get("/v1/runs/"+id), 500, `{"detail":"Injected by Mockingbird"}`)
+	e := ctlEntries(x, "?operationId=RunGet")
+	if len(e) != 1 || e[0]["faultId"] != "fault_3" {
+		t.Fatalf("journal %v", e)
+	}
+	// The checkout restores the RNG: the same poll is faulted again.
+	tlCheckout(x, cp)
+	x.want(x.get("/v1/runs/"+id), 500, `{"detail":"Injected by Mockingbird"}`)
+	// An effect-only rule that fired on an operation's answer is the faultId.
+	x.want(x.do("DELETE", "/__admin/faults?id=fault_3", ""), 200, `{"status":"ok"}`)
+	x.want(x.get("/v1/runs/"+id), 200, "")
+	e = ctlEntries(x, "?operationId=RunGet")
+	if len(e) != 3 || e[2]["faultId"] != "fault_2" {
+		t.Fatalf("journal %v", e)
+	}
+}

@@ -280,3 +280,56 @@ func TestTimelineSnapshots(t *testing.T) {
 	x.ns = "b"
 	x.want(x.post("/__admin/snapshots", ""), 201, `{"id":"snap_2","namespace":"b","records":0}`)
 }
+
+// controls §8.3–§8.4: bad branch names and unknown checkpoints are 409 admin
+// envelopes; POST /__admin/branches/:name starts a branch at a checkpoint.
+func TestTimelineBranches(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	x.want(x.post("/__admin/checkpoints", `{"branch":"bad name"}`), 409, adminErr("branch must match /^[A-Za-z0-9_.-]{1,64}$/"))
+	x.want(x.post("/__admin/branches/bad%20name", ""), 409, adminErr("branch must match /^[A-Za-z0-9_.-]{1,64}$/"))
+	x.want(x.post("/__admin/branches/f", `{"at":"cp_00000099"}`), 409, adminErr("no checkpoint cp_00000099"))
+	id := x.start() // main: cp_00000001, cp_00000002
+	x.want(x.post("/__admin/branches/f", `{"at":"cp_00000001"}`), 201, `{"id":"cp_00000001","branch":"f","parent":null,"at":1700000000000}`)
+	br := []string{"X-Mockingbird-Branch", "f"}
+	x.want(x.get("/v1/runs/"+id, br...), 404, hermesErr("Run not found: "+id, "run_not_found"))
+	x.want(x.post("/__admin/branches/g", ""), 201, `{"id":"cp_00000003","branch":"g","parent":"cp_00000002","at":1700000000000}`)
+	x.want(x.get("/v1/runs/"+id, "X-Mockingbird-Branch", "g"), 200, tlQueued(id))
+	x.want(x.get("/v1/runs/"+id, "X-Mockingbird-Branch", "bad name"), 400, adminErr("x-mockingbird-branch must match /^[A-Za-z0-9_.-]{1,64}$/"))
+}
+
+// controls §8.6: x-mockingbird-at on a mutating main request first moves main
+// to the checkpoint (state and clock), then runs the request.
+func TestTimelineAtMutation(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	c := fltHead(x) // cp_00000001: empty
+	id := x.start()
+	x.advance("5000")
+	r := x.post("/v1/runs", `{"input":"synthetic"}`, "X-Mockingbird-At", c)
+	x.want(r, 202, `{"run_id":"`+run1+`","status":"started","replayed":false}`) // the counter was rewound
+	if r.Header.Get("X-Mockingbird-At") != c || !cpID.MatchString(r.Header.Get("X-Mockingbird-Checkpoint")) {
+		t.Fatalf("headers %v", r.Header)
+	}
+	if now := ctlClock(x, x.get("/__admin/clock")); now != 1700000000000 {
+		t.Fatalf("clock = %v", now)
+	}
+	x.want(x.get("/v1/runs/"+id), 200, tlQueued(id))
+}
+
+// controls §8.1: at most --max-checkpoints are kept; the oldest that are not a
+// head or pinned go first.
+func TestTimelineRetention(t *testing.T) {
+	x := newH(t, emulator.Options{MaxCheckpoints: 3})
+	x.freeze()
+	x.want(x.post("/__admin/snapshots", ""), 201, `{"id":"snap_1","namespace":"default","records":0}`) // pins cp_00000002
+	for i := 0; i < 3; i++ {
+		tlCheckpoint(x) // cp_00000003 … cp_00000005
+	}
+	x.want(x.get("/__admin/timeline"), 200, `{"branches":{"main":"cp_00000005"},"checkpoints":[`+
+		`{"id":"cp_00000002","branch":"main","parent":"cp_00000001","at":1700000000000},`+
+		`{"id":"cp_00000004","branch":"main","parent":"cp_00000003","at":1700000000000},`+
+		`{"id":"cp_00000005","branch":"main","parent":"cp_00000004","at":1700000000000}]}`)
+	x.want(x.post("/__admin/branches/main/checkout", `{"checkpoint":"cp_00000003"}`), 409, adminErr("no checkpoint cp_00000003"))
+	x.want(x.post("/__admin/snapshots/snap_1/restore", ""), 200, `{"status":"ok","id":"snap_1","namespace":"default"}`)
+}

@@ -18,10 +18,12 @@ COPY . .
 ARG VERSION=0.0.0-dev
 RUN CGO_ENABLED=0 go build -trimpath \
     -ldflags "-s -w -X github.com/hermes-emulator/hermes-emulator/emulator.Version=${VERSION}" \
-    -o /hermes-emulator ./cmd/hermes-emulator
+    -o /hermes-emulator ./cmd/hermes-emulator && mkdir /data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /hermes-emulator /hermes-emulator
+# A writable home for --db files (the image runs as uid 65532).
+COPY --from=build --chown=65532:65532 /data /data
 EXPOSE 8827
 # `health` exits 0 when GET http://127.0.0.1:8827/health answers 200
 # (HERMES_EMULATOR_PORT changes the port it checks).

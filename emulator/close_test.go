@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,21 @@ func TestNoListenerClients(t *testing.T) {
 	if _, err := api.RunCreateWithResponse(ctx, nil, gen.RunCreateRequest{Input: "hi"}); err == nil || !strings.Contains(err.Error(), "connection closed without a response") {
 		t.Fatalf("dropped create: %v", err)
 	}
+}
+
+// URL is http://<host>:<actual port> with the host as given (runs-api §15).
+func TestURLKeepsHost(t *testing.T) {
+	srv, err := emulator.New(emulator.Options{Host: "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if !regexp.MustCompile(`^http://localhost:[0-9]+$`).MatchString(srv.URL()) {
+		t.Fatalf("URL() = %q", srv.URL())
+	}
+	resp, err := http.Get(srv.URL() + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }

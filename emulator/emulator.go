@@ -203,7 +203,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.ln = ln
-	s.url = "http://" + ln.Addr().String()
+	// http://<host>:<actual port> (runs-api §15): the host as given, so
+	// 0.0.0.0 stays 0.0.0.0 (the listener would report [::]).
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	s.url = "http://" + net.JoinHostPort(opts.Host, port)
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.

@@ -36,6 +36,8 @@ func (s *Server) inprocClient() *http.Client {
 
 type handlerTransport struct{ h http.Handler }
 
+// RoundTrip serves req with the handler on a copy of the request; a handler
+// that aborts (http.ErrAbortHandler) yields errConnectionDropped.
 func (t handlerTransport) RoundTrip(req *http.Request) (resp *http.Response, err error) {
 	in := req.Clone(req.Context())
 	in.RequestURI = req.URL.RequestURI()

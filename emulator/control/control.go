@@ -86,6 +86,8 @@ type Error struct {
 	Body         []byte // the raw response body
 }
 
+// Error renders "control: <METHOD> <path>: <status> <message>" and, when
+// there is one, " (<code>)".
 func (e *Error) Error() string {
 	s := fmt.Sprintf("control: %s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
 	if e.Code != "" {
@@ -172,7 +174,9 @@ func runPath(runID, tail string) string {
 
 // Observe scripts what the executor reports for run runID (controls §11.1):
 // body is the observation, e.g. {"status":"completed","output":"done"} as a
-// map, a struct or raw JSON. It returns the full new record.
+// map, a struct or raw JSON. It returns the full new record. (A record whose
+// echoed model or session_id holds a non-finite float, wire.md §3.1, is not
+// strict JSON and fails to decode; read such a run with a raw GET.)
 func (c *Client) Observe(ctx context.Context, runID string, body any) (*gen.Run, error) {
 	var run gen.Run
 	if err := c.do(ctx, "POST", runPath(runID, "/observe"), body, &run); err != nil {

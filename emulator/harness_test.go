@@ -97,7 +97,7 @@ func (x *h) do(method, path, body string, hdr ...string) res {
 }
 
 func (x *h) post(path, body string, hdr ...string) res { return x.do("POST", path, body, hdr...) }
-func (x *h) get(path string, hdr ...string) res         { return x.do("GET", path, "", hdr...) }
+func (x *h) get(path string, hdr ...string) res        { return x.do("GET", path, "", hdr...) }
 
 // freeze sets the frozen base of acceptance.md: 1700000000000.
 func (x *h) freeze() { x.clock(`{"set":1700000000000,"freeze":true}`) }

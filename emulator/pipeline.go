@@ -19,6 +19,9 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
+// bodyReadTimeout bounds the time a request body may take to arrive.
+const bodyReadTimeout = 30 * time.Second
+
 var nsPrefix = regexp.MustCompile(`^/ns/([^/]+)(/.*)?$`)
 
 // route is one vendor operation for matching (runs-api §6; wire.md §6).
@@ -251,7 +254,12 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 			failed(413)
 			return
 		}
+		// A slow client may not hold the connection for ever: the body must
+		// arrive within bodyReadTimeout (issue 6).
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 		b, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBodyBytes+1))
+		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
 			handlers.WriteError(w, runs.Hermes("", "Invalid JSON"))
 			failed(400)

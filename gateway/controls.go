@@ -14,10 +14,9 @@ import (
 func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	var out []byte
 	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		x.sweepTick()
-		c, ok := x.hydrate(id, x.scope())
-		if !ok {
-			return runs.RunNotFound(id)
+		c, err := x.addressed(id)
+		if err != nil {
+			return err
 		}
 		pending, _ := x.st.approvals.Get(id)
 		o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
@@ -79,10 +78,9 @@ type Emitted struct {
 func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
 	var out Emitted
 	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		x.sweepTick()
-		c, ok := x.hydrate(id, x.scope())
-		if !ok {
-			return runs.RunNotFound(id)
+		c, err := x.addressed(id)
+		if err != nil {
+			return err
 		}
 		evs, eerr := runs.ParseEvents(body, hasBody)
 		if eerr != nil {
@@ -117,10 +115,9 @@ func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted,
 func (g *Gateway) Deliver(ns, id string) (int, *runs.Error) {
 	n := 0
 	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		x.sweepTick()
-		c, ok := x.hydrate(id, x.scope())
-		if !ok {
-			return runs.RunNotFound(id)
+		c, err := x.addressed(id)
+		if err != nil {
+			return err
 		}
 		if runs.IsTerminal(c.Status) {
 			return runs.Hermes("mock_terminal_run", "deliver: terminal runs cannot be changed")

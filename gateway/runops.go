@@ -84,10 +84,9 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 func (g *Gateway) Get(t Target, id string) ([]byte, *runs.Error) {
 	var body []byte
 	_, err := g.update(t, func(x *tx) *runs.Error {
-		x.sweepTick()
-		c, ok := x.hydrate(id, x.scope())
-		if !ok {
-			return runs.RunNotFound(id)
+		c, err := x.addressed(id)
+		if err != nil {
+			return err
 		}
 		body = c.Record
 		return nil
@@ -105,10 +104,9 @@ type Stopped struct {
 func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 	var s Stopped
 	cp, err := g.update(t, func(x *tx) *runs.Error {
-		x.sweepTick()
-		c, ok := x.hydrate(id, x.scope())
-		if !ok {
-			return runs.RunNotFound(id)
+		c, err := x.addressed(id)
+		if err != nil {
+			return err
 		}
 		if runs.IsTerminal(c.Status) {
 			s.Body = c.Record
@@ -138,10 +136,9 @@ type Answered struct {
 func (g *Gateway) Approve(t Target, id string, body []byte) (Answered, *runs.Error) {
 	var out Answered
 	cp, err := g.update(t, func(x *tx) *runs.Error {
-		x.sweepTick()
-		c, ok := x.hydrate(id, x.scope())
-		if !ok {
-			return runs.RunNotFound(id)
+		c, err := x.addressed(id)
+		if err != nil {
+			return err
 		}
 		v, perr := runs.Parse(body)
 		if perr != nil {
@@ -198,10 +195,9 @@ func (g *Gateway) Approve(t Target, id string, body []byte) (Answered, *runs.Err
 func (g *Gateway) Steer(t Target, id string, body []byte, refused bool) (Answered, *runs.Error) {
 	var out Answered
 	cp, err := g.update(t, func(x *tx) *runs.Error {
-		x.sweepTick()
-		c, ok := x.hydrate(id, x.scope())
-		if !ok {
-			return runs.RunNotFound(id)
+		c, err := x.addressed(id)
+		if err != nil {
+			return err
 		}
 		if c.Status != runs.Running || !c.Owner.Local {
 			return runs.Hermes("run_not_accepting_steer", "Run is not currently accepting steer input: "+id)

@@ -119,6 +119,18 @@ func (x *tx) hydrate(id, scope string) (*Cached, bool) {
 	return c, true
 }
 
+// addressed is the first step of every run-addressing operation and control:
+// the sweep tick, then hydration in the current scope; not visible → 404.
+// Its effects stay even when the operation then fails (controls §11).
+func (x *tx) addressed(id string) (*Cached, *runs.Error) {
+	x.sweepTick()
+	c, ok := x.hydrate(id, x.scope())
+	if !ok {
+		return nil, runs.RunNotFound(id)
+	}
+	return c, nil
+}
+
 // visible checks visibility without hydration (RunEvents, runs-api §6.4.2 step 3).
 func (x *tx) visible(id, scope string) bool {
 	if c, ok := x.st.runs.Get(id); ok && c.Owner.Scope == scope {

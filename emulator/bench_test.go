@@ -1,0 +1,69 @@
+package emulator_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
+)
+
+// Full-stack micro-benchmarks through Handler() in-process: the whole request
+// pipeline (runs-api §3), handlers, gateway, storage and response validation
+// (on, as by default), without sockets. scripts/bench measures the same
+// operations over real connections against a net/http baseline.
+
+// benchServe sends one request through h and returns the recorder.
+func benchServe(h http.Handler, method, path string, body []byte) *httptest.ResponseRecorder {
+	var req *http.Request
+	if body != nil {
+		req = httptest.NewRequest(method, "http://emulator"+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req = httptest.NewRequest(method, "http://emulator"+path, nil)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+var benchSubmitBody = []byte(`{"input":"bench"}`)
+
+// BenchmarkSubmitKeyless is POST /v1/runs without Idempotency-Key (runs-api §6.1):
+// every iteration admits a new run.
+func BenchmarkSubmitKeyless(b *testing.B) {
+	h := emulatortest.New(b, emulator.Options{NoListener: true}).Handler()
+	b.ReportAllocs()
+	for b.Loop() {
+		if rec := benchServe(h, "POST", "/v1/runs", benchSubmitBody); rec.Code != 202 {
+			b.Fatalf("POST /v1/runs = %d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// BenchmarkPoll is GET /v1/runs/{id} (runs-api §6.2) over 1,000 existing runs in turn.
+func BenchmarkPoll(b *testing.B) {
+	h := emulatortest.New(b, emulator.Options{NoListener: true}).Handler()
+	paths := make([]string, 1000)
+	for i := range paths {
+		rec := benchServe(h, "POST", "/v1/runs", benchSubmitBody)
+		var v struct {
+			RunID string `json:"run_id"`
+		}
+		if rec.Code != 202 || json.Unmarshal(rec.Body.Bytes(), &v) != nil || v.RunID == "" {
+			b.Fatalf("POST /v1/runs = %d %s", rec.Code, rec.Body)
+		}
+		paths[i] = "/v1/runs/" + v.RunID
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if rec := benchServe(h, "GET", paths[i%len(paths)], nil); rec.Code != 200 {
+			b.Fatalf("GET %s = %d %s", paths[i%len(paths)], rec.Code, rec.Body)
+		}
+		i++
+	}
+}

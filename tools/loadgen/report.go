@@ -181,12 +181,12 @@ func report(w io.Writer, results []Result) {
 		errNote(wl.title, emu)
 		errNote(wl.title+" (baseline)", base)
 		var checks []string
-		ratioS, p99S, baseRPS, baseP99 := "—", "—", "—", "—"
+		ratioS, p99S, baseRPS, baseP99 := "-", "-", "-", "-"
 		if hasBase {
 			baseRPS, baseP99 = fmt.Sprintf("%.0f", base.rps), fmt.Sprintf("%.3f", base.p99)
 			ratio, _ := pairRatio(emu, base, func(r Result) float64 { return r.RPS })
 			p99x, _ := pairRatio(emu, base, func(r Result) float64 { return r.P99Ms })
-			ratioS, p99S = fmt.Sprintf("%.2f", ratio), fmt.Sprintf("%.2f", p99x)
+			ratioS, p99S = fmt.Sprintf("%.3f", ratio), fmt.Sprintf("%.2f", p99x)
 			if wl.minRatio > 0 {
 				checks = append(checks, v.check(fmt.Sprintf("ratio≥%.2f", wl.minRatio), ratio >= wl.minRatio))
 			}
@@ -199,21 +199,21 @@ func report(w io.Writer, results []Result) {
 	if s, ok := get("sse", "emulator"); ok {
 		errNote("SSE latency", s)
 		fmt.Fprintf(w, "%-26s %9s %8.3f %8.3f %6.1f MB | %9s %8s | %6s %6s | %s\n",
-			fmt.Sprintf("SSE control→frame (%d ev)", s.n), "—", s.p50, s.p99, s.hwm, "—", "—", "—", "—",
+			fmt.Sprintf("SSE control→frame (%d ev)", s.n), "-", s.p50, s.p99, s.hwm, "-", "-", "-", "-",
 			v.check(fmt.Sprintf("p99≤%gms", maxSSEP99Ms), s.p99 <= maxSSEP99Ms && s.errors == 0))
 	}
 	if s, ok := get("streams", "emulator"); ok {
 		fmt.Fprintf(w, "%-26s %9s %8s %8s %6.1f MB | %9s %8s | %6s %6s | %s (VmRSS connected; VmHWM %.1f MB)\n",
-			fmt.Sprintf("%d open streams", s.n), "—", "—", "—", s.rss, "—", "—", "—", "—",
+			fmt.Sprintf("%d open streams", s.n), "-", "-", "-", s.rss, "-", "-", "-", "-",
 			v.check(fmt.Sprintf("RSS<%.0fMB", maxStreamsMB), s.rss > 0 && s.rss < maxStreamsMB), s.hwm)
 	}
 	if s, ok := get("coldstart", "emulator"); ok {
-		baseS := "—"
+		baseS := "-"
 		if b, ok := get("coldstart", "baseline"); ok {
 			baseS = fmt.Sprintf("%.3f", b.p50)
 		}
 		fmt.Fprintf(w, "%-26s %9s %8.3f %8s %9s | %9s %8s | %6s %6s | %s (median of %d; max %.3f ms; base column = baseline median)\n",
-			"cold start exec→/health", "—", s.p50, "—", "", "—", baseS, "—", "—",
+			"cold start exec→/health", "-", s.p50, "-", "", "-", baseS, "-", "-",
 			v.check(fmt.Sprintf("median≤%gms", maxColdMs), s.p50 <= maxColdMs), s.n, s.max)
 	}
 	// Scaled polls: one row per stored-run count, the largest against the smallest.
@@ -242,11 +242,12 @@ func report(w io.Writer, results []Result) {
 			seedNote = fmt.Sprintf("seeded in %.1f s (%.0f/s)", ss.seconds, ss.rps)
 		}
 		fmt.Fprintf(w, "%-26s %9.0f %8.3f %8.3f %6.1f MB | %9s %8s | %6s %6s | %s\n",
-			fmt.Sprintf("poll, %s stored runs", thousands(n)), s.rps, s.p50, s.p99, s.hwm, "—", "—", "—", "—",
+			fmt.Sprintf("poll, %s stored runs", thousands(n)), s.rps, s.p50, s.p99, s.hwm, "-", "-", "-", "-",
 			strings.TrimSpace(check+" "+seedNote))
 	}
 	fmt.Fprintln(w, strings.Repeat("-", 150))
 	fmt.Fprintf(w, "figures: median over %d round(s); ratio and p99× = median of per-round emulator÷baseline; peak RSS = VmHWM of the server process\n", rounds)
+	fmt.Fprintln(w, "(submissions keep every run they create, so their peak RSS grows with req/s × (warm-up + duration))")
 	for _, n := range notes {
 		fmt.Fprintln(w, "NOTE "+n)
 	}

@@ -267,7 +267,7 @@ func (s *Server) Close() error {
 			cancel()
 			<-s.served
 		}
-		s.closeErr = s.db.Close()
+		s.closeErr = errors.Join(s.gw.Close(), s.db.Close())
 	})
 	return s.closeErr
 }

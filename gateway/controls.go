@@ -38,7 +38,7 @@ func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte,
 		if o.Status == runs.WaitingForApproval {
 			approval = runs.ApprovalEvent(o.Approval, id, now, func() string {
 				x.st.approvalCounter++
-				x.touchMeta()
+				x.dirty = true
 				return runs.ApprovalID(x.storageNS(), x.st.approvalCounter)
 			})
 		}
@@ -231,8 +231,9 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 	for _, name := range names {
 		space := g.space(name)
 		if err := g.db.Apply(bg(), storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}}); err != nil {
-			return nil, runs.Internal("storage: " + err.Error())
+			return nil, errStorage(err)
 		}
+		space.durRuns, space.durApprovals = 0, 0
 		for b := range space.branches {
 			g.destroyTransports(name, b, true)
 		}

@@ -28,7 +28,8 @@ func (g *Gateway) load() error {
 		st.runCounter, st.approvalCounter = m.RunCounter, m.ApprovalCounter
 		st.scopeProfile, st.scopeIdentity = m.ScopeProfile, m.ScopeIdentity
 		st.nextSweep, st.hasSweep = now+60, true
-		g.spaces[m.Name] = &namespace{name: m.Name, branches: map[string]*branchState{"main": {st: st}}}
+		g.spaces[m.Name] = &namespace{name: m.Name, branches: map[string]*branchState{"main": {st: st}},
+			durRuns: m.RunCounter, durApprovals: m.ApprovalCounter}
 	}
 	for _, r := range reservations {
 		ns := g.spaces[r.Namespace]
@@ -65,7 +66,33 @@ func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
 			Local: r.Owner.Local, Alive: r.Owner.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt})
 	}
 	if err := g.db.Apply(bg(), b); err != nil {
-		return runs.Internal("storage: " + err.Error())
+		return errStorage(err)
+	}
+	if space := g.spaces[ns]; space != nil {
+		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter
+	}
+	return nil
+}
+
+// Close writes the exact counters of every namespace to the store, so that a
+// graceful restart continues ids at n+1 (runs-api §10.4); after a crash the
+// reserved high-water marks guarantee ids still never repeat. Call it once
+// requests have stopped, before closing the store.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for name, space := range g.spaces {
+		st := space.branches["main"].st
+		if st.runCounter == space.durRuns && st.approvalCounter == space.durApprovals {
+			continue
+		}
+		err := g.db.Apply(bg(), storage.Batch{Namespace: name, Meta: &storage.Namespace{Name: name,
+			RunCounter: st.runCounter, ApprovalCounter: st.approvalCounter,
+			ScopeProfile: st.scopeProfile, ScopeIdentity: st.scopeIdentity}})
+		if err != nil {
+			return errStorage(err)
+		}
+		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter
 	}
 	return nil
 }

@@ -42,7 +42,16 @@ type namespace struct {
 	name     string
 	branches map[string]*branchState
 	tl       *timeline
+
+	// durRuns and durApprovals are the counters the store holds for main:
+	// high-water marks at or above every id handed out.
+	durRuns, durApprovals int64
 }
+
+// counterBlock is how many ids one durable counter write reserves.
+const counterBlock = 1024
+
+func errStorage(err error) *runs.Error { return runs.Internal(fmt.Sprintf("storage: %v", err)) }
 
 // branchState is the current state of one branch plus its change counter,
 // which tells whether a checkpoint is needed.
@@ -280,14 +289,26 @@ func (g *Gateway) commit(x *tx) *runs.Error {
 		return nil
 	}
 	if x.durable {
-		if x.meta {
-			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: x.st.runCounter, ApprovalCounter: x.st.approvalCounter,
+		// The store holds counter high-water marks reserved a block at a time,
+		// so an admission writes the namespace row once per counterBlock ids,
+		// not once per run; a real restart continues after the mark, and ids
+		// never repeat (runs-api §10.4).
+		runs, approvals := x.ns.durRuns, x.ns.durApprovals
+		if x.st.runCounter > runs {
+			runs = x.st.runCounter + counterBlock
+		}
+		if x.st.approvalCounter > approvals {
+			approvals = x.st.approvalCounter + counterBlock
+		}
+		if x.meta || runs != x.ns.durRuns || approvals != x.ns.durApprovals {
+			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: runs, ApprovalCounter: approvals,
 				ScopeProfile: x.st.scopeProfile, ScopeIdentity: x.st.scopeIdentity}
 		}
 		if x.batch.Clear || x.batch.Meta != nil || len(x.batch.Upsert) > 0 || len(x.batch.Delete) > 0 || x.batch.SetOwners != nil {
 			if err := g.db.Apply(context.Background(), x.batch); err != nil {
-				return runs.Internal(fmt.Sprintf("storage: %v", err))
+				return errStorage(err)
 			}
+			x.ns.durRuns, x.ns.durApprovals = runs, approvals
 		}
 	}
 	x.bs.st = x.st

@@ -61,7 +61,7 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 			return runs.Throttle(max)
 		}
 		x.st.runCounter++
-		x.touchMeta()
+		x.dirty = true
 		id := runs.RunID(x.storageNS(), x.st.runCounter)
 		now := x.now()
 		rec := runs.NewRecord(id, now, sub)

@@ -30,6 +30,47 @@ type DB struct {
 	keeper   driver.Conn // in-memory only: pins the shared-cache database
 	once     sync.Once
 	closeErr error
+	stmts    stmts
+}
+
+// stmts are the statements of the per-request write path, prepared once: the
+// driver would otherwise parse and plan them on every transaction.
+type stmts struct {
+	upsertNamespace   *sqlx.NamedStmt
+	upsertReservation *sqlx.NamedStmt
+	ensureNamespace   *sqlx.Stmt
+	deleteReservation *sqlx.Stmt
+}
+
+func (s *stmts) close() (errs []error) {
+	if s.upsertNamespace != nil {
+		errs = append(errs, s.upsertNamespace.Close())
+	}
+	if s.upsertReservation != nil {
+		errs = append(errs, s.upsertReservation.Close())
+	}
+	if s.ensureNamespace != nil {
+		errs = append(errs, s.ensureNamespace.Close())
+	}
+	if s.deleteReservation != nil {
+		errs = append(errs, s.deleteReservation.Close())
+	}
+	return errs
+}
+
+func (db *DB) prepare() (err error) {
+	s := &db.stmts
+	if s.upsertNamespace, err = db.x.PrepareNamed(sqlUpsertNamespace); err != nil {
+		return err
+	}
+	if s.upsertReservation, err = db.x.PrepareNamed(sqlUpsertReservation); err != nil {
+		return err
+	}
+	if s.ensureNamespace, err = db.x.Preparex(sqlEnsureNamespace); err != nil {
+		return err
+	}
+	s.deleteReservation, err = db.x.Preparex(sqlDeleteReservation)
+	return err
 }
 
 // memSeq numbers in-memory databases within the process.
@@ -103,6 +144,10 @@ func Open(path string) (*DB, error) {
 		}
 		return nil, err
 	}
+	if err := db.prepare(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("storage: prepare: %w", err)
+	}
 	return db, nil
 }
 
@@ -111,6 +156,7 @@ func Open(path string) (*DB, error) {
 func (db *DB) Close() error {
 	db.once.Do(func() {
 		var errs []error
+		errs = append(errs, db.stmts.close()...)
 		if db.x != nil {
 			errs = append(errs, db.x.Close())
 		}

@@ -140,17 +140,17 @@ func (db *DB) Apply(ctx context.Context, b Batch) error {
 		}
 		if m := b.Meta; m != nil {
 			row := namespaceRow{b.Namespace, m.RunCounter, m.ApprovalCounter, m.ScopeProfile, m.ScopeIdentity}
-			if _, err := tx.NamedExecContext(ctx, sqlUpsertNamespace, row); err != nil {
+			if _, err := tx.NamedStmtContext(ctx, db.stmts.upsertNamespace).ExecContext(ctx, row); err != nil {
 				return err
 			}
 		}
 		for _, k := range b.Delete {
-			if _, err := tx.ExecContext(ctx, sqlDeleteReservation, b.Namespace, k.Scope, k.Key); err != nil {
+			if _, err := tx.StmtxContext(ctx, db.stmts.deleteReservation).ExecContext(ctx, b.Namespace, k.Scope, k.Key); err != nil {
 				return err
 			}
 		}
 		if len(b.Upsert) > 0 && b.Meta == nil {
-			if _, err := tx.ExecContext(ctx, sqlEnsureNamespace, b.Namespace); err != nil {
+			if _, err := tx.StmtxContext(ctx, db.stmts.ensureNamespace).ExecContext(ctx, b.Namespace); err != nil {
 				return err
 			}
 		}
@@ -160,7 +160,7 @@ func (db *DB) Apply(ctx context.Context, b Batch) error {
 			if row.Record == nil {
 				row.Record = []byte{} // NULL would read as a NOT NULL failure; report it as the length CHECK
 			}
-			if _, err := tx.NamedExecContext(ctx, sqlUpsertReservation, row); err != nil {
+			if _, err := tx.NamedStmtContext(ctx, db.stmts.upsertReservation).ExecContext(ctx, row); err != nil {
 				return fmt.Errorf("reservation (%q, %q): %w", r.Scope, r.Key, err)
 			}
 		}

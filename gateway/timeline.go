@@ -74,6 +74,12 @@ func (g *Gateway) retain(ns *namespace) {
 			continue
 		}
 		delete(t.cps, id)
+		if i == 0 {
+			// The usual case: the oldest goes. Reslicing keeps it O(1); the
+			// backing array is compacted by append when it grows.
+			t.order = t.order[1:]
+			continue
+		}
 		t.order = append(t.order[:i], t.order[i+1:]...)
 	}
 }

@@ -92,7 +92,7 @@ func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted,
 		if !c.Owner.Local {
 			return runs.Hermes("run_not_active", "Run is not active in this gateway process: "+id)
 		}
-		_, hasTransport := x.g.transports[tkey{x.name, x.branch, id}]
+		hasTransport := x.g.transports.get(tkey{x.name, x.branch, id}) != nil
 		for _, e := range evs {
 			now := x.now()
 			x.emit(id, e.Build(id, now))

@@ -33,7 +33,7 @@ type Gateway struct {
 	spaces   map[string]*namespace
 	started  float64 // wall ms at start
 
-	transports map[tkey]*transport
+	transports transportSet
 	snaps      map[string]snapshot
 	snapSeq    int
 }
@@ -91,7 +91,7 @@ func New(db *storage.DB, opts Options) (*Gateway, error) {
 		defScope:   runs.ScopeHash(runs.DefaultProfile, identity),
 		spaces:     map[string]*namespace{},
 		started:    opts.Wall(),
-		transports: map[tkey]*transport{},
+		transports: transportSet{},
 	}
 	if err := g.load(); err != nil {
 		return nil, err
@@ -321,7 +321,7 @@ func (g *Gateway) commit(x *tx) *runs.Error {
 // ends the streams of runs that became terminal.
 func (g *Gateway) publish(x *tx) {
 	for _, k := range x.opened {
-		g.transports[k] = newTransport(x.created)
+		g.transports.open(k, x.created)
 	}
 	for _, e := range x.emits {
 		g.deliver(tkey{x.name, x.branch, e.runID}, e.frame)
@@ -361,9 +361,7 @@ func (g *Gateway) SetClockJSON(body []byte) (ClockState, error) {
 func (g *Gateway) Shutdown() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for k, t := range g.transports {
-		delete(g.transports, k)
-		t.aborted = true
-		t.signal()
+	for bk := range g.transports {
+		g.destroyTransports(bk.ns, bk.branch, true)
 	}
 }

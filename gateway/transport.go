@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -14,6 +15,8 @@ import (
 
 type tkey struct{ ns, branch, run string }
 
+type bkey struct{ ns, branch string }
+
 type transport struct {
 	created  float64
 	frames   [][]byte
@@ -21,59 +24,118 @@ type transport struct {
 	aborted  bool // destroyed under a subscriber (reset, restart, checkout): end at once
 	orphaned bool // destroyed because another subscriber left: keepalives only
 	subs     int
-	wake     chan struct{}
-}
-
-func newTransport(created float64) *transport {
-	return &transport{created: created, wake: make(chan struct{})}
+	wake     chan struct{} // made by the first subscriber
 }
 
 func (t *transport) signal() {
-	close(t.wake)
-	t.wake = make(chan struct{})
+	if t.wake != nil {
+		close(t.wake)
+		t.wake = make(chan struct{})
+	}
+}
+
+// branchTransports are one namespace branch's transports, with their creation
+// order for expiry: a sweep pops the expired front instead of scanning them all.
+type branchTransports struct {
+	m        map[string]*transport
+	queue    []queued
+	unsorted bool
+}
+
+type queued struct {
+	created float64
+	run     string
+}
+
+// transportSet is every transport of the process. Callers hold g.mu.
+type transportSet map[bkey]*branchTransports
+
+func (ts transportSet) get(k tkey) *transport {
+	if b := ts[bkey{k.ns, k.branch}]; b != nil {
+		return b.m[k.run]
+	}
+	return nil
+}
+
+func (ts transportSet) open(k tkey, created float64) {
+	bk := bkey{k.ns, k.branch}
+	b := ts[bk]
+	if b == nil {
+		b = &branchTransports{m: map[string]*transport{}}
+		ts[bk] = b
+	}
+	b.m[k.run] = &transport{created: created}
+	if n := len(b.queue); n > 0 && b.queue[n-1].created > created {
+		b.unsorted = true
+	}
+	b.queue = append(b.queue, queued{created, k.run})
+}
+
+func (ts transportSet) remove(k tkey, t *transport) {
+	if b := ts[bkey{k.ns, k.branch}]; b != nil && b.m[k.run] == t {
+		delete(b.m, k.run)
+	}
 }
 
 // Callers of the following hold g.mu.
 
 func (g *Gateway) deliver(k tkey, frame []byte) {
-	if t := g.transports[k]; t != nil {
+	if t := g.transports.get(k); t != nil {
 		t.frames = append(t.frames, frame)
 		t.signal()
 	}
 }
 
 func (g *Gateway) endStream(k tkey) {
-	if t := g.transports[k]; t != nil {
+	if t := g.transports.get(k); t != nil {
 		t.ended = true
 		t.signal()
 	}
 }
 
 func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
-	for k, t := range g.transports {
-		if k.ns == ns && k.branch == branch {
-			delete(g.transports, k)
-			if abort {
-				t.aborted = true
-				t.signal()
-			}
+	bk := bkey{ns, branch}
+	b := g.transports[bk]
+	if b == nil {
+		return
+	}
+	delete(g.transports, bk)
+	if abort {
+		for _, t := range b.m {
+			t.aborted = true
+			t.signal()
 		}
 	}
 }
 
+// expireTransports destroys the transports that have no subscriber and were
+// created more than 300 s before at (runs-api §11.2). The queue is kept in
+// creation order, so the expired ones are at its front.
 func (g *Gateway) expireTransports(ns, branch string, at float64) {
-	for k, t := range g.transports {
-		if k.ns == ns && k.branch == branch && t.subs == 0 && at-t.created > 300 {
-			delete(g.transports, k)
-		}
+	b := g.transports[bkey{ns, branch}]
+	if b == nil {
+		return
 	}
+	if b.unsorted { // the clock was set backwards between admissions
+		sort.SliceStable(b.queue, func(i, j int) bool { return b.queue[i].created < b.queue[j].created })
+		b.unsorted = false
+	}
+	n := 0
+	for n < len(b.queue) && at-b.queue[n].created > 300 {
+		q := b.queue[n]
+		if t := b.m[q.run]; t != nil && t.created == q.created && t.subs == 0 {
+			delete(b.m, q.run)
+		}
+		n++ // a subscribed transport ends with its subscriber
+	}
+	b.queue = b.queue[n:]
 }
 
 // HasTransport reports whether run id of t has a transport (tests, metrics).
 func (g *Gateway) HasTransport(t Target, id string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.transports[tkey{t.NS, t.Branch, id}] != nil
+	return g.transports.get(tkey{t.NS, t.Branch, id}) != nil
 }
 
 // Subscription is one connected RunEvents subscriber.
@@ -101,7 +163,7 @@ func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool
 	}
 	g.mu.Lock()
 	k := tkey{t.NS, t.Branch, id}
-	tr := g.transports[k]
+	tr := g.transports.get(k)
 	if t.view != nil {
 		tr = nil // a history view has no transports (controls §8.6)
 	}
@@ -120,6 +182,9 @@ func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool
 		return nil, nil
 	}
 	tr.subs++
+	if tr.wake == nil {
+		tr.wake = make(chan struct{})
+	}
 	g.mu.Unlock()
 	return &Subscription{g: g, key: k, t: tr}, nil
 }
@@ -175,9 +240,7 @@ func (s *Subscription) Close() {
 	s.g.mu.Lock()
 	defer s.g.mu.Unlock()
 	s.t.subs--
-	if s.g.transports[s.key] == s.t {
-		delete(s.g.transports, s.key)
-	}
+	s.g.transports.remove(s.key, s.t)
 	if s.t.subs > 0 && !s.t.orphaned {
 		s.t.orphaned = true
 		s.t.signal()

@@ -226,13 +226,10 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 	if all {
 		names = g.Namespaces()
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlockDurable(g.lock())
 	for _, name := range names {
 		space := g.space(name)
-		if err := g.db.Apply(bg(), storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}}); err != nil {
-			return nil, errStorage(err)
-		}
+		g.q.enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
 		space.durRuns, space.durApprovals = 0, 0
 		for b := range space.branches {
 			g.destroyTransports(name, b, true)

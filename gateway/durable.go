@@ -65,9 +65,7 @@ func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
 			Fingerprint: r.Fingerprint, RunID: r.RunID, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed,
 			Local: r.Owner.Local, Alive: r.Owner.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt})
 	}
-	if err := g.db.Apply(bg(), b); err != nil {
-		return errStorage(err)
-	}
+	g.q.enqueue(b)
 	if space := g.spaces[ns]; space != nil {
 		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter
 	}
@@ -81,6 +79,7 @@ func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
 func (g *Gateway) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.q.close()
 	for name, space := range g.spaces {
 		st := space.branches["main"].st
 		if st.runCounter == space.durRuns && st.approvalCounter == space.durApprovals {

@@ -34,6 +34,7 @@ type Gateway struct {
 	started  float64 // wall ms at start
 
 	transports transportSet
+	q          *flusher // durable batches, written in order by one goroutine
 	snaps      map[string]snapshot
 	snapSeq    int
 }
@@ -96,6 +97,7 @@ func New(db *storage.DB, opts Options) (*Gateway, error) {
 	if err := g.load(); err != nil {
 		return nil, err
 	}
+	g.q = newFlusher(db)
 	return g, nil
 }
 
@@ -193,7 +195,7 @@ func (g *Gateway) space(name string) *namespace {
 	}
 	ns := &namespace{name: name, branches: map[string]*branchState{"main": {st: newState()}}}
 	g.spaces[name] = ns
-	_ = g.db.Apply(context.Background(), storage.Batch{Namespace: name, Meta: &storage.Namespace{Name: name}})
+	g.q.enqueue(storage.Batch{Namespace: name, Meta: &storage.Namespace{Name: name}})
 	return ns
 }
 
@@ -245,18 +247,31 @@ type emission struct {
 // When fn marks the change accepted (x.accept) or asks for a checkpoint
 // (x.checkpoint) and succeeds, a checkpoint is committed at once and its id is
 // returned (controls §8.2).
-func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (string, *runs.Error) {
+func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *runs.Error) {
+	err = g.locked(func() *runs.Error {
+		x := g.begin(t)
+		ferr := fn(x)
+		g.commit(x)
+		if ferr == nil && !x.view && (x.accept || x.checkpoint) {
+			cp = g.commitCheckpoint(x.ns, x.branch)
+		}
+		return ferr
+	})
+	return cp, err
+}
+
+// locked runs fn under the gateway lock, then — without the lock — waits until
+// every durable change committed so far is written (see flusher). A storage
+// failure answers 500 when fn itself succeeded.
+func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	x := g.begin(t)
-	ferr := fn(x)
-	if err := g.commit(x); err != nil {
-		return "", err
+	err := fn()
+	seq := g.q.last()
+	g.mu.Unlock()
+	if werr := g.q.wait(seq); werr != nil && err == nil {
+		return werr
 	}
-	if ferr != nil || x.view || !(x.accept || x.checkpoint) {
-		return "", ferr
-	}
-	return g.commitCheckpoint(x.ns, x.branch), nil
+	return err
 }
 
 func (g *Gateway) begin(t Target) *tx {
@@ -278,15 +293,15 @@ func (g *Gateway) begin(t Target) *tx {
 	return x
 }
 
-func (g *Gateway) commit(x *tx) *runs.Error {
+func (g *Gateway) commit(x *tx) {
 	if x.view {
-		return nil
+		return
 	}
 	if !x.dirty {
 		// No state changed, but a message.delta (which changes no record,
 		// runs-api §6.4.3) is still delivered.
 		g.publish(x)
-		return nil
+		return
 	}
 	if x.durable {
 		// The store holds counter high-water marks reserved a block at a time,
@@ -305,16 +320,13 @@ func (g *Gateway) commit(x *tx) *runs.Error {
 				ScopeProfile: x.st.scopeProfile, ScopeIdentity: x.st.scopeIdentity}
 		}
 		if x.batch.Clear || x.batch.Meta != nil || len(x.batch.Upsert) > 0 || len(x.batch.Delete) > 0 || x.batch.SetOwners != nil {
-			if err := g.db.Apply(context.Background(), x.batch); err != nil {
-				return errStorage(err)
-			}
+			g.q.enqueue(x.batch)
 			x.ns.durRuns, x.ns.durApprovals = runs, approvals
 		}
 	}
 	x.bs.st = x.st
 	x.bs.version++
 	g.publish(x)
-	return nil
 }
 
 // publish opens the transports of x's admissions, delivers its emissions and

@@ -147,8 +147,7 @@ func (g *Gateway) Branch(ns, branch, at string) (Checkpoint, *runs.Error) {
 	if !NamePattern.MatchString(branch) {
 		return Checkpoint{}, runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlockDurable(g.lock())
 	space := g.space(ns)
 	t := g.tl(space)
 	if at != "" && t.cps[at] == nil {
@@ -194,8 +193,7 @@ func (g *Gateway) Checkout(ns, branch, cp string) *runs.Error {
 	if !NamePattern.MatchString(branch) {
 		return runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlockDurable(g.lock())
 	space := g.space(ns)
 	c := g.tl(space).cps[cp]
 	if c == nil {
@@ -240,8 +238,7 @@ func (g *Gateway) Head(ns, branch string) string {
 // into the Target it runs on. mutating is true for POST/PUT/PATCH/DELETE.
 // Errors are 409 admin envelopes.
 func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlockDurable(g.lock())
 	space := g.space(ns)
 	t := g.tl(space)
 	var c *checkpoint
@@ -298,8 +295,7 @@ func (g *Gateway) Snapshot(ns string) (string, int) {
 
 // RestoreSnapshot checks out main of ns to the snapshot's checkpoint.
 func (g *Gateway) RestoreSnapshot(ns, id string) *runs.Error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlockDurable(g.lock())
 	s, ok := g.snaps[id]
 	if !ok {
 		return runs.Admin(404, "no snapshot "+id)

@@ -125,52 +125,66 @@ const (
 // A malformed batch fails with ErrBatch before the transaction; a constraint
 // violation (e.g. an empty key or record, or a second reservation for one run id)
 // fails with ErrConstraint and leaves the database as it was.
-func (db *DB) Apply(ctx context.Context, b Batch) error {
-	if err := b.check(); err != nil {
-		return err
+//
+// Several batches given at once are applied in order in that one transaction
+// (group commit): all of them or none.
+func (db *DB) Apply(ctx context.Context, bs ...Batch) error {
+	for i := range bs {
+		if err := bs[i].check(); err != nil {
+			return err
+		}
 	}
 	return inTx(ctx, db.x, "apply", func(tx *sqlx.Tx) error {
-		if b.Clear {
-			if _, err := tx.ExecContext(ctx, sqlClearReservations, b.Namespace); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, sqlClearNamespace, b.Namespace); err != nil {
-				return err
-			}
-		}
-		if m := b.Meta; m != nil {
-			row := namespaceRow{b.Namespace, m.RunCounter, m.ApprovalCounter, m.ScopeProfile, m.ScopeIdentity}
-			if _, err := tx.NamedStmtContext(ctx, db.stmts.upsertNamespace).ExecContext(ctx, row); err != nil {
-				return err
-			}
-		}
-		for _, k := range b.Delete {
-			if _, err := tx.StmtxContext(ctx, db.stmts.deleteReservation).ExecContext(ctx, b.Namespace, k.Scope, k.Key); err != nil {
-				return err
-			}
-		}
-		if len(b.Upsert) > 0 && b.Meta == nil {
-			if _, err := tx.StmtxContext(ctx, db.stmts.ensureNamespace).ExecContext(ctx, b.Namespace); err != nil {
-				return err
-			}
-		}
-		for _, r := range b.Upsert {
-			row := reservationRow{b.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.OwnerScope,
-				r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt}
-			if row.Record == nil {
-				row.Record = []byte{} // NULL would read as a NOT NULL failure; report it as the length CHECK
-			}
-			if _, err := tx.NamedStmtContext(ctx, db.stmts.upsertReservation).ExecContext(ctx, row); err != nil {
-				return fmt.Errorf("reservation (%q, %q): %w", r.Scope, r.Key, err)
-			}
-		}
-		if o := b.SetOwners; o != nil {
-			if _, err := tx.ExecContext(ctx, sqlSetOwners, o.Local, o.Alive, b.Namespace); err != nil {
+		for i := range bs {
+			if err := db.apply(ctx, tx, &bs[i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+func (db *DB) apply(ctx context.Context, tx *sqlx.Tx, b *Batch) error {
+	if b.Clear {
+		if _, err := tx.ExecContext(ctx, sqlClearReservations, b.Namespace); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, sqlClearNamespace, b.Namespace); err != nil {
+			return err
+		}
+	}
+	if m := b.Meta; m != nil {
+		row := namespaceRow{b.Namespace, m.RunCounter, m.ApprovalCounter, m.ScopeProfile, m.ScopeIdentity}
+		if _, err := tx.NamedStmtContext(ctx, db.stmts.upsertNamespace).ExecContext(ctx, row); err != nil {
+			return err
+		}
+	}
+	for _, k := range b.Delete {
+		if _, err := tx.StmtxContext(ctx, db.stmts.deleteReservation).ExecContext(ctx, b.Namespace, k.Scope, k.Key); err != nil {
+			return err
+		}
+	}
+	if len(b.Upsert) > 0 && b.Meta == nil {
+		if _, err := tx.StmtxContext(ctx, db.stmts.ensureNamespace).ExecContext(ctx, b.Namespace); err != nil {
+			return err
+		}
+	}
+	for _, r := range b.Upsert {
+		row := reservationRow{b.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.OwnerScope,
+			r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt}
+		if row.Record == nil {
+			row.Record = []byte{} // NULL would read as a NOT NULL failure; report it as the length CHECK
+		}
+		if _, err := tx.NamedStmtContext(ctx, db.stmts.upsertReservation).ExecContext(ctx, row); err != nil {
+			return fmt.Errorf("reservation (%q, %q): %w", r.Scope, r.Key, err)
+		}
+	}
+	if o := b.SetOwners; o != nil {
+		if _, err := tx.ExecContext(ctx, sqlSetOwners, o.Local, o.Alive, b.Namespace); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // check rejects a batch that does not name exactly one namespace.

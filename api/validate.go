@@ -23,7 +23,7 @@ import (
 // A text/event-stream body is not parsed (RunEvents 200). A body that is strict JSON except for bare
 // `Infinity` / `-Infinity` tokens outside strings (echoed non-finite numbers, wire.md §3.1) is
 // accepted: each token is validated as the largest finite number of its sign, so the rest of the
-// body is still checked. HEAD responses have no body and must not be passed here.
+// body is still checked. For a HEAD request pass the body the GET would have sent.
 //
 // The error names the operation, the status and what did not match; nil means the response conforms.
 func (c *Contract) ValidateResponse(operationID string, status int, header http.Header, body []byte) error {

@@ -122,6 +122,7 @@ type Server struct {
 	http     *http.Server
 	url      string
 	closeErr error
+	unlock   func() // releases the --db file lock
 	once     sync.Once
 	served   chan struct{}
 }
@@ -152,6 +153,19 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	unlock := func() {}
+	if opts.DBPath != "" {
+		var err error
+		if unlock, err = lockFile(opts.DBPath); err != nil {
+			return nil, err
+		}
+	}
+	started := false
+	defer func() {
+		if !started {
+			unlock()
+		}
+	}()
 	db, err := storage.Open(opts.DBPath)
 	if err != nil {
 		return nil, err
@@ -174,6 +188,7 @@ func New(opts Options) (*Server, error) {
 			body += `"freeze":true`
 		}
 		if _, cerr := gw.SetClockJSON([]byte(body + "}")); cerr != nil {
+			gw.Close()
 			db.Close()
 			return nil, cerr
 		}
@@ -182,6 +197,7 @@ func New(opts Options) (*Server, error) {
 		metrics: &journal.Metrics{}, log: log, served: make(chan struct{})}
 	if !opts.NoResponseValidation {
 		if s.contract, err = api.Load(); err != nil {
+			gw.Close()
 			db.Close()
 			return nil, err
 		}
@@ -195,10 +211,12 @@ func New(opts Options) (*Server, error) {
 		Credentials: credentials.NewStore(), AdminKey: opts.AdminKey, MaxBodyBytes: opts.MaxBodyBytes, Version: Version})
 	if opts.NoListener {
 		close(s.served)
+		started, s.unlock = true, unlock
 		return s, nil
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
 	if err != nil {
+		gw.Close()
 		db.Close()
 		return nil, err
 	}
@@ -217,6 +235,7 @@ func New(opts Options) (*Server, error) {
 			log.Error("serve", "error", err)
 		}
 	}()
+	started, s.unlock = true, unlock
 	return s, nil
 }
 
@@ -268,6 +287,7 @@ func (s *Server) Close() error {
 			<-s.served
 		}
 		s.closeErr = errors.Join(s.gw.Close(), s.db.Close())
+		s.unlock()
 	})
 	return s.closeErr
 }

@@ -3,7 +3,6 @@ package emulator
 import (
 	"context"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -142,6 +141,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rawPath == "" {
 			rawPath = "/"
 		}
+		// The caller's request is not changed (http.Handler contract).
+		r = r.Clone(r.Context())
 		r.URL.RawPath = rawPath
 		r.URL.Path = unescape(rawPath)
 	}
@@ -149,7 +150,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, hasHeaderNS := r.Header["X-Mockingbird-Namespace"]
 	if !hasHeaderNS && prefixNS != "" {
 		headerNS, hasHeaderNS = prefixNS, true
-		r.Header.Set("X-Mockingbird-Namespace", prefixNS)
+		r.Header.Set("X-Mockingbird-Namespace", prefixNS) // r is a clone here
 	}
 	ns := headerNS
 	if !hasHeaderNS {
@@ -185,7 +186,7 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 	entry := journal.Entry{Namespace: ns, OperationID: opID, Method: method, Path: rawPath}
 	finish := func(status int) {
 		entry.Status = status
-		entry.DurationMs = math.Round(float64(time.Since(start).Microseconds())/10) / 100
+		entry.DurationMs = float64(time.Since(start).Microseconds()) / 1000 // journal rounds
 		entry.At = s.gw.Now()
 		s.journal.Add(entry)
 		s.metrics.Record(entry)
@@ -212,17 +213,21 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 		failed(400)
 		return
 	}
-	if branch != "main" {
-		w.Header().Set("X-Mockingbird-Branch", branch)
-	}
-	// Step 5: history selection.
+	// Step 5: history selection. The branch and at echoes go on the
+	// operation's answers, not on fault responses (controls §6.6).
 	at := strings.Join(r.Header.Values("X-Mockingbird-At"), ", ")
-	if at != "" {
-		w.Header().Set("X-Mockingbird-At", at)
+	echoHistory := func() {
+		if branch != "main" {
+			w.Header().Set("X-Mockingbird-Branch", branch)
+		}
+		if at != "" {
+			w.Header().Set("X-Mockingbird-At", at)
+		}
 	}
 	mutating := method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE"
 	target, serr := s.gw.Select(ns, branch, at, mutating)
 	if serr != nil {
+		echoHistory()
 		handlers.WriteError(w, serr)
 		failed(serr.Status)
 		return
@@ -243,12 +248,13 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 		finish(out.Response.Status)
 		return
 	}
+	echoHistory()
 	for _, sh := range handlers.SecurityHeaders {
 		w.Header().Set(sh[0], sh[1])
 	}
 	// Step 8: body limit.
 	var body []byte
-	if mutating || method == "OPTIONS" {
+	if method == "POST" || method == "PUT" || method == "PATCH" {
 		if r.ContentLength > s.opts.MaxBodyBytes {
 			handlers.WriteError(w, runs.ErrBodyTooLarge)
 			failed(413)
@@ -261,7 +267,9 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 		b, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBodyBytes+1))
 		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
-			handlers.WriteError(w, runs.Hermes("", "Invalid JSON"))
+			// The body did not arrive in full (timeout, reset, truncated):
+			// answered as an unparseable body, the closest pinned error.
+			handlers.WriteError(w, runs.ErrInvalidJSON)
 			failed(400)
 			return
 		}
@@ -343,12 +351,10 @@ func requestMeta(r *http.Request) *journal.RequestMeta {
 		m.ContentType = &s
 	}
 	if v, ok := r.Header["Content-Length"]; ok {
-		if n, err := strconv.ParseInt(strings.Join(v, ", "), 10, 64); err == nil && n >= 0 {
+		cl := strings.Join(v, ", ")
+		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && cl != "" && strings.Trim(cl, "0123456789") == "" {
 			m.BodyBytes = &n
 		}
-	} else if r.ContentLength >= 0 && len(r.TransferEncoding) == 0 && r.Method != "GET" && r.Method != "HEAD" {
-		n := r.ContentLength
-		m.BodyBytes = &n
 	}
 	if len(r.TransferEncoding) > 0 {
 		s := strings.Join(r.TransferEncoding, ", ")

@@ -31,7 +31,7 @@ func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte,
 			return oerr
 		}
 		if runs.IsTerminal(c.Status) {
-			return runs.Hermes("mock_terminal_run", "observe: terminal runs cannot be changed")
+			return runs.ErrObserveTerminal
 		}
 		now := x.now()
 		var approval *runs.Obj
@@ -87,10 +87,10 @@ func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted,
 			return eerr
 		}
 		if runs.IsTerminal(c.Status) {
-			return runs.Hermes("mock_terminal_run", "events: terminal runs cannot be changed")
+			return runs.ErrEventsTerminal
 		}
 		if !c.Owner.Local {
-			return runs.Hermes("run_not_active", "Run is not active in this gateway process: "+id)
+			return runs.RunNotActive(id)
 		}
 		hasTransport := x.g.transports.get(tkey{x.name, x.branch, id}) != nil
 		for _, e := range evs {
@@ -120,7 +120,7 @@ func (g *Gateway) Deliver(ns, id string) (int, *runs.Error) {
 			return err
 		}
 		if runs.IsTerminal(c.Status) {
-			return runs.Hermes("mock_terminal_run", "deliver: terminal runs cannot be changed")
+			return runs.ErrDeliverTerminal
 		}
 		q, _ := x.st.steers.Get(id)
 		n = len(q)
@@ -228,7 +228,10 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 	}
 	defer g.unlockDurable(g.lock())
 	for _, name := range names {
-		space := g.space(name)
+		space := g.spaces[name]
+		if space == nil {
+			continue // reset does not create a namespace (controls §4.1)
+		}
 		g.q.enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
 		space.durRuns, space.durApprovals = 0, 0
 		for b := range space.branches {

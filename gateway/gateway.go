@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -70,7 +69,8 @@ var NamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // namespace found performs a stale restart (runs-api §10.4).
 func New(db *storage.DB, opts Options) (*Gateway, error) {
 	if opts.Wall == nil {
-		opts.Wall = func() float64 { return float64(time.Now().UnixMicro()) / 1000 }
+		// The live clock source is integer epoch milliseconds (runs-api §13).
+		opts.Wall = func() float64 { return float64(time.Now().UnixMilli()) }
 	}
 	if opts.MaxCheckpoints <= 0 {
 		opts.MaxCheckpoints = 1000
@@ -99,14 +99,6 @@ func New(db *storage.DB, opts Options) (*Gateway, error) {
 	}
 	g.q = newFlusher(db)
 	return g, nil
-}
-
-// DefaultIdentity is the scope identity used when no scope is set.
-func (g *Gateway) defaultIdentity() string {
-	if g.opts.APIKey != "" {
-		return g.opts.APIKey
-	}
-	return runs.DefaultIdentity
 }
 
 // nowMs is the controlled clock; callers hold g.mu.
@@ -147,8 +139,7 @@ func (g *Gateway) clockState() ClockState {
 // SetClock applies a POST /__admin/clock body (controls §5). Fields applied before
 // an error stay applied; the state is returned either way.
 func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	defer g.unlockDurable(g.lock())
 	c, err := g.clock.ApplyRequest(body, g.opts.Wall())
 	g.clock = c
 	g.saveClock()
@@ -156,9 +147,9 @@ func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 }
 
 func (g *Gateway) saveClock() {
-	// The clock is durable with --db (runs-api §10.4). A failure to save it is
-	// not fatal to the request that moved it.
-	_ = g.db.SaveClock(context.Background(), storage.Clock{Frozen: g.clock.Frozen, FrozenMs: g.clock.FrozenMs, OffsetMs: g.clock.OffsetMs})
+	// The clock is durable with --db (runs-api §10.4), written in order with
+	// the other durable changes.
+	g.q.enqueue(storage.Batch{Clock: &storage.Clock{Frozen: g.clock.Frozen, FrozenMs: g.clock.FrozenMs, OffsetMs: g.clock.OffsetMs}})
 }
 
 // Draw returns the next value of the fault RNG (controls §6.7).
@@ -242,7 +233,9 @@ type emission struct {
 
 // update runs fn in a transaction on t's state. Whatever fn changed is kept even
 // when it returns an error (a sweep tick or hydration before a failing step
-// stays, controls §11). A storage failure discards the change and answers 500.
+// stays, controls §11). The change is made in memory at once; its durable part
+// is written by the flusher before update returns, and a storage failure
+// answers 500 (the change then stays in memory but may be lost by a restart).
 //
 // When fn marks the change accepted (x.accept) or asks for a checkpoint
 // (x.checkpoint) and succeeds, a checkpoint is committed at once and its id is
@@ -263,15 +256,27 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 // locked runs fn under the gateway lock, then — without the lock — waits until
 // every durable change committed so far is written (see flusher). A storage
 // failure answers 500 when fn itself succeeded.
+//
+// A panic in fn (a bug) releases the lock and answers 500 instead of leaving
+// every later request waiting for the lock.
 func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
-	g.mu.Lock()
-	err := fn()
-	seq := g.q.last()
-	g.mu.Unlock()
+	seq, err := g.lockedRun(fn)
 	if werr := g.q.wait(seq); werr != nil && err == nil {
 		return werr
 	}
 	return err
+}
+
+func (g *Gateway) lockedRun(fn func() *runs.Error) (seq uint64, err *runs.Error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			err = runs.Internal(fmt.Sprintf("internal error: %v", p))
+		}
+		seq = g.q.last()
+	}()
+	return 0, fn()
 }
 
 func (g *Gateway) begin(t Target) *tx {

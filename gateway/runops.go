@@ -94,9 +94,10 @@ func (g *Gateway) Get(t Target, id string) ([]byte, *runs.Error) {
 	return body, err
 }
 
-// Stopped is the outcome of RunStop: the body and the accepted checkpoint, if any.
+// Stopped is the outcome of RunStop: the unchanged record of a terminal run,
+// or the checkpoint of an accepted stop.
 type Stopped struct {
-	Body       []byte
+	Terminal   []byte
 	Checkpoint string
 }
 
@@ -109,69 +110,48 @@ func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 			return err
 		}
 		if runs.IsTerminal(c.Status) {
-			s.Body = c.Record
+			s.Terminal = c.Record
 			return nil
 		}
 		if !c.Owner.Local {
-			return runs.Hermes("run_not_active", "Run is not active in this gateway process: "+id)
+			return runs.RunNotActive(id)
 		}
 		before := decode(c.Record)
 		x.setRecord(id, c, runs.Stopped(before, x.now()), before)
 		x.st.setApprovals(id, nil)
 		x.accept = true
-		s.Body = []byte(`{"run_id":` + runs.QuoteString(id) + `,"status":"stopping"}`)
 		return nil
 	})
 	s.Checkpoint = cp
 	return s, err
 }
 
-// Answered is the outcome of a RunApproval or RunSteer success.
-type Answered struct {
-	Body       []byte
+// Approved is the outcome of a RunApproval success.
+type Approved struct {
+	Resolved   int
 	Checkpoint string
 }
 
-// Approve answers pending approvals (runs-api §6.5.2). body is the raw request body.
-func (g *Gateway) Approve(t Target, id string, body []byte) (Answered, *runs.Error) {
-	var out Answered
+// Approve answers pending approvals (runs-api §6.5.2). The caller parsed the
+// body: ans is the answer, or bodyErr the body's error (steps 3–7), which is
+// reported only after the run was found.
+func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr *runs.Error) (Approved, *runs.Error) {
+	var out Approved
 	cp, err := g.update(t, func(x *tx) *runs.Error {
 		c, err := x.addressed(id)
 		if err != nil {
 			return err
 		}
-		v, perr := runs.Parse(body)
-		if perr != nil {
-			return runs.ErrInvalidJSON
-		}
-		ans, aerr := runs.ParseApproval(v)
-		if aerr != nil {
-			return aerr
+		if bodyErr != nil {
+			return bodyErr
 		}
 		if !isLive(c) {
-			return runs.Hermes("approval_not_active", "Run has no active approval session: "+id)
+			return runs.ApprovalNotActive(id)
 		}
 		queue, _ := x.st.approvals.Get(id)
-		var keep []*runs.Obj
-		resolved := 0
-		for i, e := range queue {
-			switch {
-			case ans.HasRequestID:
-				if rid, _ := e.Get("request_id"); rid.Kind == runs.String && rid.Str == ans.RequestID && resolved == 0 {
-					resolved++
-					continue
-				}
-			case ans.ResolveAll:
-				resolved++
-				continue
-			case i == 0:
-				resolved++
-				continue
-			}
-			keep = append(keep, e)
-		}
+		keep, resolved := runs.ResolveApprovals(queue, ans)
 		if resolved == 0 {
-			return runs.Hermes("approval_not_pending", "Run has no pending approval: "+id)
+			return runs.ApprovalNotPending(id)
 		}
 		now := x.now()
 		before := decode(c.Record)
@@ -179,54 +159,41 @@ func (g *Gateway) Approve(t Target, id string, body []byte) (Answered, *runs.Err
 		x.st.setApprovals(id, keep)
 		x.emit(id, runs.ApprovalRespondedEvent(id, now, ans, resolved))
 		x.accept = true
-		b := []byte(`{"object":"hermes.run.approval_response","run_id":` + runs.QuoteString(id) + `,"choice":` + runs.QuoteString(ans.Choice))
-		if ans.HasRequestID {
-			b = append(b, `,"request_id":`+runs.QuoteString(ans.RequestID)...)
-		}
-		b = append(b, `,"resolved":`+itoa(resolved)+`}`...)
-		out.Body = b
+		out.Resolved = resolved
 		return nil
 	})
 	out.Checkpoint = cp
 	return out, err
 }
 
-// Steer queues guidance text (runs-api §6.6). refused is the hermes.steer_refused effect.
-func (g *Gateway) Steer(t Target, id string, body []byte, refused bool) (Answered, *runs.Error) {
-	var out Answered
-	cp, err := g.update(t, func(x *tx) *runs.Error {
+// Steer queues guidance text (runs-api §6.6) and returns the accepted
+// checkpoint. The caller normalised the body: text, or textErr (steps 4–5),
+// which is reported only after the gate. refused is the hermes.steer_refused
+// effect.
+func (g *Gateway) Steer(t Target, id, text string, textErr *runs.Error, refused bool) (string, *runs.Error) {
+	return g.update(t, func(x *tx) *runs.Error {
 		c, err := x.addressed(id)
 		if err != nil {
 			return err
 		}
 		if c.Status != runs.Running || !c.Owner.Local {
-			return runs.Hermes("run_not_accepting_steer", "Run is not currently accepting steer input: "+id)
+			return runs.SteerNotAccepting(id)
 		}
-		v, perr := runs.Parse(body)
-		if perr != nil || v.Kind != runs.Object {
-			v = runs.ObjectValue(nil)
-		}
-		text, serr := runs.SteerText(v)
-		if serr != nil {
-			return serr
+		if textErr != nil {
+			return textErr
 		}
 		if refused {
-			return runs.Hermes("steer_not_accepted", "Run did not accept steer text: "+id)
+			return runs.SteerRefused(id)
 		}
 		q, _ := x.st.steers.Get(id)
 		x.st.setSteers(id, append(append([]string(nil), q...), text))
 		now := x.now()
 		before := decode(c.Record)
 		x.setRecord(id, c, runs.Steered(before, now), before)
-		ev := runs.Event("run.steered", id, now)
+		ev := runs.Event(runs.EventRunSteered, id, now)
 		ev.Set("accepted", runs.BoolValue(true))
 		x.emit(id, ev)
 		x.accept = true
-		out.Body = []byte(`{"object":"hermes.run.steer","run_id":` + runs.QuoteString(id) + `,"accepted":true}`)
 		return nil
 	})
-	out.Checkpoint = cp
-	return out, err
 }
-
-func itoa(n int) string { return runs.IntValue(int64(n)).Int }

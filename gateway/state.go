@@ -192,11 +192,3 @@ func (s *State) setSteers(id string, q []string) {
 	}
 	s.steers = s.steers.Set(id, q)
 }
-
-// scope is the namespace's current scope hash (runs-api §9).
-func (s *State) scope(defaultIdentity string) string {
-	if s.scopeProfile == "" {
-		return runs.ScopeHash(runs.DefaultProfile, defaultIdentity)
-	}
-	return runs.ScopeHash(s.scopeProfile, s.scopeIdentity)
-}

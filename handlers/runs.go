@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"strconv"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/hermes-emulator/hermes-emulator/gen"
@@ -80,32 +82,53 @@ func (h *Handlers) RunStop(c echo.Context, runID gen.RunIdPath, _ gen.RunStopPar
 	if err != nil {
 		return err
 	}
-	if s.Checkpoint != "" {
-		call.RunID, call.Checkpoint = runID, s.Checkpoint
+	if s.Terminal != nil {
+		return writeJSON(c, 200, s.Terminal)
 	}
-	return writeJSON(c, 200, s.Body)
+	call.RunID, call.Checkpoint = runID, s.Checkpoint
+	return writeJSON(c, 200, []byte(`{"run_id":`+runs.QuoteString(runID)+`,"status":"stopping"}`))
 }
 
-// RunApproval is POST /v1/runs/{run_id}/approval (runs-api §6.5).
+// RunApproval is POST /v1/runs/{run_id}/approval (runs-api §6.5). The body is
+// parsed here, outside the gateway lock; its errors are reported by the
+// gateway after the run was found (step 2 before step 3).
 func (h *Handlers) RunApproval(c echo.Context, runID gen.RunIdPath, _ gen.RunApprovalParams) error {
 	call := CallOf(c)
-	a, err := h.GW.Approve(call.Target, runID, call.Body)
+	var ans *runs.ApprovalAnswer
+	body, perr := runs.Parse(call.Body)
+	bodyErr := runs.ErrInvalidJSON
+	if perr == nil {
+		ans, bodyErr = runs.ParseApproval(body)
+	}
+	a, err := h.GW.Approve(call.Target, runID, ans, bodyErr)
 	if err != nil {
 		return err
 	}
 	call.RunID, call.Checkpoint = runID, a.Checkpoint
-	return writeJSON(c, 200, a.Body)
+	b := []byte(`{"object":"hermes.run.approval_response","run_id":` + runs.QuoteString(runID) + `,"choice":` + runs.QuoteString(ans.Choice))
+	if ans.HasRequestID {
+		b = append(b, `,"request_id":`+runs.QuoteString(ans.RequestID)...)
+	}
+	b = append(b, `,"resolved":`+strconv.Itoa(a.Resolved)+`}`...)
+	return writeJSON(c, 200, b)
 }
 
-// RunSteer is POST /v1/runs/{run_id}/steer (runs-api §6.6).
+// RunSteer is POST /v1/runs/{run_id}/steer (runs-api §6.6). The text is
+// normalised here, outside the gateway lock; an unparseable or non-object body
+// counts as one without text (step 4); its errors come after the gate.
 func (h *Handlers) RunSteer(c echo.Context, runID gen.RunIdPath, _ gen.RunSteerParams) error {
 	call := CallOf(c)
-	a, err := h.GW.Steer(call.Target, runID, call.Body, call.effect("hermes.steer_refused"))
+	body, perr := runs.Parse(call.Body)
+	if perr != nil || body.Kind != runs.Object {
+		body = runs.ObjectValue(nil)
+	}
+	text, textErr := runs.SteerText(body)
+	cp, err := h.GW.Steer(call.Target, runID, text, textErr, call.effect("hermes.steer_refused"))
 	if err != nil {
 		return err
 	}
-	call.RunID, call.Checkpoint = runID, a.Checkpoint
-	return writeJSON(c, 200, a.Body)
+	call.RunID, call.Checkpoint = runID, cp
+	return writeJSON(c, 200, []byte(`{"object":"hermes.run.steer","run_id":`+runs.QuoteString(runID)+`,"accepted":true}`))
 }
 
 // CapabilitiesGet is GET /v1/capabilities (runs-api §6.7).

@@ -55,6 +55,7 @@ type Batch struct {
 	Upsert    []Reservation    // insert or replace by (namespace, scope, key); Namespace "" means the batch's
 	Delete    []ReservationKey // delete by (namespace, scope, key); a missing key is not an error
 	SetOwners *OwnerUpdate     // when non-nil: every reservation of the namespace gets local/alive (restart)
+	Clock     *Clock           // when non-nil: replace the stored clock state (global, not the namespace's)
 }
 
 // reservationRow is the storage-private row of the reservations table.
@@ -184,11 +185,19 @@ func (db *DB) apply(ctx context.Context, tx *sqlx.Tx, b *Batch) error {
 			return err
 		}
 	}
+	if c := b.Clock; c != nil {
+		if _, err := tx.NamedExecContext(ctx, sqlSaveClock, clockRow{1, c.Frozen, c.FrozenMs, c.OffsetMs}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // check rejects a batch that does not name exactly one namespace.
 func (b *Batch) check() error {
+	if b.Namespace == "" && b.Clock != nil && !b.Clear && b.Meta == nil && len(b.Upsert) == 0 && len(b.Delete) == 0 && b.SetOwners == nil {
+		return nil // a clock-only batch
+	}
 	if b.Namespace == "" {
 		return fmt.Errorf("storage: apply: %w: no namespace", ErrBatch)
 	}

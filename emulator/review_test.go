@@ -1,0 +1,77 @@
+package emulator_test
+
+import (
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/emulator"
+)
+
+// controls §6.6: a fault response carries x-mockingbird and nothing else from
+// the emulator — not the branch or at echoes of runs-api §3 step 12.
+func TestFaultResponseHasNoHistoryEcho(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.want(x.post("/__admin/faults", `{"operationId":"RunGet","status":503}`), 201, "")
+	cp := x.post("/__admin/checkpoints", `{}`).field(t, "id")
+	for _, hdr := range [][]string{{"X-Mockingbird-Branch", "feat"}, {"X-Mockingbird-At", cp}} {
+		r := x.get("/v1/runs/x", hdr...)
+		x.want(r, 503, `{"detail":"Injected by Mockingbird"}`)
+		if r.Header.Get("X-Mockingbird-Branch") != "" || r.Header.Get("X-Mockingbird-At") != "" || r.Header.Get("X-Frame-Options") != "" {
+			t.Fatalf("fault response carries emulator headers: %v", r.Header)
+		}
+	}
+	x.want(x.do("DELETE", "/__admin/faults", ""), 200, `{"status":"ok"}`)
+	r := x.get("/v1/runs/x", "X-Mockingbird-Branch", "feat")
+	x.want(r, 404, hermesErr("Run not found: x", "run_not_found"))
+	if r.Header.Get("X-Mockingbird-Branch") != "feat" {
+		t.Fatalf("operation answer lacks the branch echo: %v", r.Header)
+	}
+}
+
+// runs-api §3 step 8: the body limit applies to POST, PUT and PATCH only; a
+// DELETE is routed (404) whatever its declared length.
+func TestBodyLimitOnlyForBodies(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(x.srv.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	_, _ = conn.Write([]byte("DELETE /v1/runs/x HTTP/1.1\r\nHost: e\r\nContent-Length: 99999999999\r\n\r\n"))
+	buf := make([]byte, 4096)
+	n, _ := conn.Read(buf)
+	if got := string(buf[:n]); !strings.HasPrefix(got, "HTTP/1.1 404") || !strings.Contains(got, `{"message":"page not found"}`) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// controls §4.1: reset is not one of the requests that create a namespace.
+func TestResetCreatesNoNamespace(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.want(x.post("/__admin/reset?namespace=zzz", ""), 200, `{"status":"ok","reset":["zzz"]}`)
+	x.want(x.get("/__admin/namespaces"), 200, `{"default":"default","namespaces":[]}`)
+}
+
+// runs-api §10.4: a database file is opened by at most one running instance.
+func TestDatabaseFileLock(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "f.db")
+	a, err := emulator.New(emulator.Options{DBPath: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emulator.New(emulator.Options{DBPath: db}); err == nil || !strings.Contains(err.Error(), "in use by another running instance") {
+		t.Fatalf("second instance on the same file: %v", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := emulator.New(emulator.Options{DBPath: db})
+	if err != nil {
+		t.Fatalf("after close: %v", err)
+	}
+	b.Close()
+}

@@ -11,10 +11,12 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/credentials"
 	"github.com/hermes-emulator/hermes-emulator/faults"
 	"github.com/hermes-emulator/hermes-emulator/gateway"
+	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
@@ -86,25 +88,31 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, rawPath string
 		a.write(w, reply{200, a.health()})
 		return
 	}
-	rep, err := a.serve(r, w.Header(), rawPath, headerNS)
+	rep, err := a.serve(w, r, rawPath, headerNS)
 	if err != nil {
-		a.write(w, reply{err.Status, err.Body()})
+		// One renderer for every error envelope (STYLE.md rule 3).
+		handlers.WriteError(w, err)
 		return
 	}
 	a.write(w, rep)
 }
 
-// write sends rep; Content-Type is application/json unless the route set
-// another one for a successful reply.
+// write sends a successful rep; Content-Type is application/json unless the
+// route set another one.
 func (a *Admin) write(w http.ResponseWriter, rep reply) {
-	if w.Header().Get("Content-Type") == "" || rep.status >= 400 {
+	if w.Header().Get("Content-Type") == "" {
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.WriteHeader(rep.status)
 	_, _ = w.Write(rep.body)
 }
 
-func (a *Admin) serve(r *http.Request, out http.Header, rawPath, headerNS string) (reply, *runs.Error) {
+// bodyReadTimeout bounds the read of a control request body, as the vendor
+// pipeline bounds its own: a slow client may not hold a connection for ever.
+// A variable so that tests can shorten it.
+var bodyReadTimeout = 30 * time.Second
+
+func (a *Admin) serve(w http.ResponseWriter, r *http.Request, rawPath, headerNS string) (reply, *runs.Error) {
 	if a.d.AdminKey != "" && strings.Join(r.Header.Values("X-Mockingbird-Admin-Key"), ", ") != a.d.AdminKey {
 		return reply{}, runs.Admin(401, "missing or wrong x-mockingbird-admin-key")
 	}
@@ -117,12 +125,22 @@ func (a *Admin) serve(r *http.Request, out http.Header, rawPath, headerNS string
 		return reply{}, runs.Admin(404, "no admin route "+r.Method+" "+rel+"; GET /__admin lists them")
 	}
 	q := r.URL.Query()
-	c := &call{r: r, ns: headerNS, params: params, query: q, out: out}
+	c := &call{r: r, ns: headerNS, params: params, query: q, out: w.Header()}
 	if v, ok := q["namespace"]; ok {
 		c.ns = v[0]
 	}
+	// The body must arrive within bodyReadTimeout; a timed-out read is a read
+	// error like any other. (A writer without deadlines, such as a recorder,
+	// simply reads without one.)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	raw, err := io.ReadAll(io.LimitReader(r.Body, a.d.MaxBodyBytes+1))
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// The rest of the body is unknown: close the connection after the
+		// answer, or net/http would wait (now without a deadline) to discard
+		// the unread body before sending it.
+		w.Header().Set("Connection", "close")
 		return reply{}, runs.Admin(400, "request body is not valid JSON")
 	}
 	if int64(len(raw)) > a.d.MaxBodyBytes {

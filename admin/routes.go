@@ -131,12 +131,16 @@ func (a *Admin) addFault(c *call) (reply, *runs.Error) {
 	return reply{201, b}, nil
 }
 
+// deleteFaults is DELETE /__admin/faults (controls §6.3): without an id
+// parameter every rule goes; with ?id=<id> — even an empty one — only that
+// rule, or 404 `no fault <id>`.
 func (a *Admin) deleteFaults(c *call) (reply, *runs.Error) {
-	id := ""
-	if v, ok := c.query["id"]; ok {
-		id = v[0]
+	v, ok := c.query["id"]
+	if !ok {
+		a.d.Faults.Clear()
+		return ok200(statusOK)
 	}
-	if err := a.d.Faults.Delete(id); err != nil {
+	if err := a.d.Faults.Delete(v[0]); err != nil {
 		return reply{}, err
 	}
 	return ok200(statusOK)

@@ -82,8 +82,8 @@ func hasNeed(o *runs.Obj) bool {
 // order of the field table, and decodes it. o must already hold a string "id".
 //
 // Type rules: id, operationId, method, pathPrefix, namespace, effect and preset
-// are strings; status is an integral number from 100 to 999 (what an HTTP
-// response can carry); body is any value; headers is an object of strings;
+// are strings; status is an integral number from 200 to 999 (a final HTTP
+// response: 1xx statuses are informational and cannot end a response); body is any value; headers is an object of strings;
 // count is an integral number >= 0; rate, delayMs and latencyMs are numbers;
 // drop is a boolean; params is an object. null counts as the wrong type
 // everywhere except in body.
@@ -126,7 +126,9 @@ func compile(o *runs.Obj) (*rule, *runs.Error) {
 		if isNumber(v) {
 			f = number(v)
 		}
-		if f != math.Trunc(f) || f < 100 || f > 999 {
+		// Below 200 Go would send a 1xx informational response and then a
+		// default 200: such a status cannot be a fault's answer.
+		if f != math.Trunc(f) || f < 200 || f > 999 {
 			return nil, wrongType("status")
 		}
 		status = int(f)

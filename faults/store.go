@@ -35,6 +35,9 @@ func NewStore() *Store { return &Store{} }
 //     {"namespace":ns, …body, "id":<body.id when a string, else "fault_<number of rules + 1>">}.
 //
 // A rule whose id already exists replaces that rule in place, counters reset.
+// This holds for the automatic id too: "fault_<number of rules + 1>" is
+// computed literally (§6.2), so after a delete it can name a rule that is still
+// stored, and the new rule then replaces that one (as the seed package does).
 func (s *Store) Add(ns string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	if !hasBody || body.Kind != runs.Object {
 		return nil, runs.Admin(400, msgNeeds)
@@ -143,16 +146,23 @@ func (s *Store) List() []byte {
 	return append(b, "]}"...)
 }
 
-// Delete is DELETE /__admin/faults (controls.md §6.3): id "" removes every
-// rule; otherwise the rule with that id, or 404 `no fault <id>`.
+// Clear is DELETE /__admin/faults without an id parameter (controls.md §6.3):
+// it removes every rule of every namespace.
+func (s *Store) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = nil
+	s.n.Store(0)
+}
+
+// Delete is DELETE /__admin/faults?id=<id> (controls.md §6.3): it removes the
+// rule with that id, or answers 404 `no fault <id>`. Every id is a rule id,
+// the empty one included: ?id= removes a rule stored with "id":"" and
+// otherwise answers 404 `no fault ` — it never removes every rule (that is
+// Clear).
 func (s *Store) Delete(id string) *runs.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id == "" {
-		s.rules = nil
-		s.n.Store(0)
-		return nil
-	}
 	for i, r := range s.rules {
 		if r.id == id {
 			s.rules = append(s.rules[:i:i], s.rules[i+1:]...)

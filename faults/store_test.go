@@ -66,6 +66,15 @@ func TestAdd(t *testing.T) {
 		{name: "table order wins", body: `{"status":500,"method":1,"operationId":2}`, status: 400, msg: "fault field operationId has the wrong type"},
 		{name: "null namespace", body: `{"status":500,"namespace":null}`, status: 400, msg: "fault field namespace has the wrong type"},
 		{name: "status out of range", body: `{"status":99}`, status: 400, msg: "fault field status has the wrong type"},
+		// A 1xx status would send an informational response and then a
+		// default 200: only final statuses 200–999 are accepted.
+		{name: "status 100", body: `{"status":100}`, status: 400, msg: "fault field status has the wrong type"},
+		{name: "status 101 with body", body: `{"status":101,"body":null}`, status: 400, msg: "fault field status has the wrong type"},
+		{name: "status 199", body: `{"status":199}`, status: 400, msg: "fault field status has the wrong type"},
+		{name: "status 199.0", body: `{"status":199.0}`, status: 400, msg: "fault field status has the wrong type"},
+		{name: "status 1000", body: `{"status":1000}`, status: 400, msg: "fault field status has the wrong type"},
+		{name: "status 200 is the lowest", ns: "default", body: `{"status":200}`, want: `{"namespace":"default","status":200,"id":"fault_1"}`},
+		{name: "status 999 is the highest", ns: "default", body: `{"status":999}`, want: `{"namespace":"default","status":999,"id":"fault_1"}`},
 		{name: "fractional status", body: `{"status":500.5}`, status: 400, msg: "fault field status has the wrong type"},
 		{name: "status type with drop", body: `{"drop":true,"status":"x"}`, status: 400, msg: "fault field status has the wrong type"},
 		{name: "header value", body: `{"drop":true,"headers":{"a":1}}`, status: 400, msg: "fault field headers has the wrong type"},
@@ -112,7 +121,8 @@ func TestAddIDs(t *testing.T) {
 	if got := mustAdd(t, s, "default", `{"status":502}`); got != `{"namespace":"default","status":502,"id":"fault_3"}` {
 		t.Fatalf("third rule: %s", got)
 	}
-	// fault_<rules+1> may name an existing rule: it is replaced in place.
+	// fault_<rules+1> may name an existing rule: it is replaced in place
+	// (controls.md §6.2 literally; see TestAutoIDRepeatsAfterDelete).
 	if err := s.Delete("x"); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +196,12 @@ func TestApplyPresetErrors(t *testing.T) {
 	if err == nil || err.Status != 404 || err.Message != "no fault preset nope; GET /__admin/faults/presets" {
 		t.Fatalf("unknown preset: %+v", err)
 	}
-	v, _ := parse(t, `{"count":"3"}`)
+	v, _ := parse(t, `{"status":100}`)
+	_, err = s.ApplyPreset("default", "hermes_throttled", v, true)
+	if err == nil || err.Status != 400 || err.Message != "fault field status has the wrong type" {
+		t.Fatalf("1xx status override: %+v", err)
+	}
+	v, _ = parse(t, `{"count":"3"}`)
 	_, err = s.ApplyPreset("default", "hermes_throttled", v, true)
 	if err == nil || err.Status != 400 || err.Message != "fault field count has the wrong type" {
 		t.Fatalf("bad override: %+v", err)
@@ -227,13 +242,59 @@ func TestDelete(t *testing.T) {
 	if got := string(s.List()); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	if err := s.Delete(""); err != nil {
-		t.Fatal(err)
-	}
+	s.Clear()
 	if got := string(s.List()); got != `{"faults":[]}` {
 		t.Fatalf("after delete all: %s", got)
 	}
 	if out := s.Match(Request{NS: "a", Method: "GET", Path: "/"}, func() float64 { t.Fatal("draw after delete all"); return 0 }); out.Response != nil {
 		t.Fatal("rule fired after delete all")
+	}
+}
+
+// DELETE /__admin/faults?id= (present but empty) names the rule with id "";
+// it never removes every rule (controls.md §6.3: only an absent id does).
+func TestDeleteEmptyID(t *testing.T) {
+	s := NewStore()
+	mustAdd(t, s, "default", `{"status":500}`)
+	mustAdd(t, s, "default", `{"status":501,"id":"x"}`)
+	err := s.Delete("")
+	if err == nil || err.Status != 404 || err.Message != "no fault " || err.Envelope != runs.EnvAdmin {
+		t.Fatalf("Delete(\"\") = %+v, want 404 %q", err, "no fault ")
+	}
+	want := `{"faults":[{"namespace":"default","status":500,"id":"fault_1","remaining":null,"hits":0},` +
+		`{"namespace":"default","status":501,"id":"x","remaining":null,"hits":0}]}`
+	if got := string(s.List()); got != want {
+		t.Fatalf("after Delete(\"\"): %s", got)
+	}
+	// A rule stored with "id":"" is the one ?id= removes.
+	mustAdd(t, s, "default", `{"status":502,"id":""}`)
+	if err := s.Delete(""); err != nil {
+		t.Fatalf("Delete of the rule with id \"\": %+v", err)
+	}
+	if got := string(s.List()); got != want {
+		t.Fatalf("after deleting id \"\": %s", got)
+	}
+}
+
+// controls.md §6.2 takes the automatic id literally: "fault_<number of rules
+// + 1>". After a delete it can repeat the id of a rule that is still stored;
+// the new rule then replaces that rule in place (§6.1 "adding a rule with an
+// existing id replaces it", counters reset), so the older rule is gone. This
+// is the seed package's behaviour and is kept on purpose.
+func TestAutoIDRepeatsAfterDelete(t *testing.T) {
+	s := NewStore()
+	mustAdd(t, s, "default", `{"status":500}`)                                  // fault_1
+	mustAdd(t, s, "default", `{"operationId":"RunGet","status":501,"count":2}`) // fault_2
+	s.Match(Request{NS: "default", OperationID: "RunGet", Method: "GET", Path: "/v1/runs/x"}, zero)
+	if err := s.Delete("fault_1"); err != nil {
+		t.Fatal(err)
+	}
+	// One rule left → the automatic id is fault_2 again.
+	if got, want := mustAdd(t, s, "default", `{"status":502}`), `{"namespace":"default","status":502,"id":"fault_2"}`; got != want {
+		t.Fatalf("added %s, want %s", got, want)
+	}
+	want := `{"faults":[{"namespace":"default","status":502,"id":"fault_2","remaining":null,"hits":0}]}`
+	if got := string(s.List()); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }

@@ -34,7 +34,7 @@ type Entry struct {
 	Method      string  // HTTP method
 	Path        string  // path after /ns stripping, without query string
 	Status      int     // response status; 0 when the connection was dropped
-	DurationMs  float64 // wall-clock handling time; rounded to 2 decimals when recorded
+	DurationMs  float64 // wall-clock handling time in ms, unrounded: Add and Metrics.Record round it
 	FaultID     string  // controls.md §6.6; "" = key absent
 	RunID       string  // `ids.runId`; "" = key absent
 	Accepted    bool    // the request marked its mutation accepted: `accepted` and `checkpoint`
@@ -47,7 +47,9 @@ type Entry struct {
 }
 
 // roundMs rounds to 2 decimals as JavaScript's Math.round(v*100)/100 does
-// (halves toward +Infinity).
+// (halves toward +Infinity). It is the one place durationMs is rounded: the
+// journal (Add) and the metrics (Record) both call it on the raw value they
+// are given, so an entry's durationMs and its share of totalDurationMs agree.
 func roundMs(v float64) float64 {
 	x := v * 100
 	if math.IsInf(x, 0) || math.IsNaN(x) {

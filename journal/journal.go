@@ -63,7 +63,8 @@ func New(size int) *Journal {
 // Size is the capacity of each namespace's ring (the `size` of GET /__admin/requests).
 func (j *Journal) Size() int { return j.size }
 
-// Add records e under e.Namespace, rounding DurationMs to 2 decimals; the
+// Add records e under e.Namespace, rounding DurationMs to 2 decimals
+// (controls.md §7.1): callers pass the raw, unrounded milliseconds. The
 // oldest entry of that namespace is dropped when its ring is full. The entry's
 // Request and Issues are kept as given: the caller must not change them later.
 func (j *Journal) Add(e Entry) {

@@ -65,7 +65,8 @@ type MetricsSnapshot struct {
 
 // Record counts one journaled request: requests, byOperation, unmatched (when
 // e.OperationID is ""), faults (when e.FaultID is set) and the duration,
-// rounded to 2 decimals as the journal records it.
+// rounded to 2 decimals as Journal.Add rounds it. Callers pass the same raw,
+// unrounded e they pass to Add.
 func (m *Metrics) Record(e Entry) {
 	d := roundMs(e.DurationMs)
 	m.mu.Lock()

@@ -99,3 +99,39 @@ func TestPrivacyKeys(t *testing.T) {
 		t.Fatalf("keys %v", got)
 	}
 }
+
+// The journal is the one place durationMs is rounded (controls.md §7.1, §9):
+// callers pass raw milliseconds, Add and Record round them the same way, so
+// an entry's durationMs equals its share of totalDurationMs.
+func TestDurationRoundedByJournal(t *testing.T) {
+	tests := []struct {
+		raw  float64
+		want string
+	}{
+		{0.123456789, "0.12"},
+		{0.004999999, "0"},
+		{0.005000001, "0.01"},
+		{3.14159, "3.14"},
+		{2.345, "2.35"}, // 2.345*100 is 234.50000000000003 → 235
+		{1.005, "1"},    // 1.005*100 is 100.49999999999999 → 100
+		{12.3456, "12.35"},
+		{1000, "1000"},
+	}
+	for _, tc := range tests {
+		t.Run(runs.FormatJSNumber(tc.raw), func(t *testing.T) {
+			j := New(1)
+			var m Metrics
+			e := entry("default", "RunGet", 200, base)
+			e.DurationMs = tc.raw
+			j.Add(e)
+			m.Record(e)
+			body, _ := j.Query("default", nil)
+			if !strings.Contains(string(body), `"durationMs":`+tc.want+`,`) {
+				t.Fatalf("journal %s, want durationMs %s", body, tc.want)
+			}
+			if got := runs.FormatJSNumber(m.Snapshot().TotalDurationMs); got != tc.want {
+				t.Fatalf("totalDurationMs %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -6,7 +6,9 @@
 //
 // Every flag has an environment variable (HERMES_EMULATOR_<FLAG>, e.g.
 // HERMES_EMULATOR_PORT; the admin key also MOCKINGBIRD_ADMIN_KEY); a flag given on
-// the command line wins. The process runs until SIGINT or SIGTERM, then shuts
+// the command line wins. An empty variable counts as unset; a numeric, duration
+// or boolean variable that does not parse is an error (exit 2) — booleans take
+// what strconv.ParseBool takes (1/0, true/false, t/f). The process runs until SIGINT or SIGTERM, then shuts
 // down gracefully: in-flight requests finish, streams end, the database closes.
 package main
 
@@ -43,7 +45,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
 		fmt.Fprint(stdout, usage)
-		fs, _ := serveFlags(io.Discard)
+		fs, _, _ := serveFlags(io.Discard)
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		return 0
@@ -77,50 +79,77 @@ func env(name, def string) string {
 	return def
 }
 
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(env(name, "")); err == nil {
-		return n
+// envs reads typed environment variables, keeping the first invalid one.
+type envs struct{ err error }
+
+// envParse returns the value of HERMES_EMULATOR_<name> converted by conv, or def
+// when the variable is unset or empty. A value conv rejects is recorded as
+// `HERMES_EMULATOR_<name>: invalid value "<v>"` and def is returned.
+func envParse[T any](e *envs, name string, def T, conv func(string) (T, error)) T {
+	v := env(name, "")
+	if v == "" {
+		return def
 	}
-	return def
+	x, err := conv(v)
+	if err != nil {
+		if e.err == nil {
+			e.err = fmt.Errorf("HERMES_EMULATOR_%s: invalid value %q", name, v)
+		}
+		return def
+	}
+	return x
 }
 
-func envDur(name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(env(name, "")); err == nil {
-		return d
-	}
-	return def
+func (e *envs) getInt(name string, def int) int { return envParse(e, name, def, strconv.Atoi) }
+
+func (e *envs) getInt64(name string, def int64) int64 {
+	return envParse(e, name, def, func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) })
 }
 
-func serveFlags(out io.Writer) (*flag.FlagSet, *config) {
+func (e *envs) getDur(name string, def time.Duration) time.Duration {
+	return envParse(e, name, def, time.ParseDuration)
+}
+
+func (e *envs) getBool(name string) bool { return envParse(e, name, false, strconv.ParseBool) }
+
+// serveFlags defines the flags of serve with their environment defaults. The
+// error is the first environment variable that does not parse (its flag then
+// shows the built-in default).
+func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	c := &config{}
+	var e envs
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(out)
 	o := &c.opts
 	adminKey := env("ADMIN_KEY", os.Getenv("MOCKINGBIRD_ADMIN_KEY"))
 	fs.StringVar(&o.Host, "host", env("HOST", "127.0.0.1"), "listen address [HOST]")
-	fs.IntVar(&o.Port, "port", envInt("PORT", 8827), "listen port, 0 = any free port [PORT]")
+	fs.IntVar(&o.Port, "port", e.getInt("PORT", 8827), "listen port, 0 = any free port [PORT]")
 	fs.StringVar(&o.DBPath, "db", env("DB", ""), "SQLite file (WAL), durable across restarts; default private in-memory [DB]")
 	fs.StringVar(&o.AdminKey, "admin-key", adminKey, "require x-mockingbird-admin-key on /__admin [ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]")
 	fs.StringVar(&o.APIKey, "api-key", env("API_KEY", ""), "upstream bearer auth on the public API [API_KEY]")
-	fs.IntVar(&o.MaxConcurrentRuns, "max-concurrent-runs", envInt("MAX_CONCURRENT_RUNS", 0), "live runs per namespace before 429, 0 = no limit [MAX_CONCURRENT_RUNS]")
-	fs.Int64Var(&c.bodyBytes, "max-body-bytes", int64(envInt("MAX_BODY_BYTES", 10_000_000)), "request body limit in bytes [MAX_BODY_BYTES]")
+	fs.IntVar(&o.MaxConcurrentRuns, "max-concurrent-runs", e.getInt("MAX_CONCURRENT_RUNS", 0), "live runs per namespace before 429, 0 = no limit [MAX_CONCURRENT_RUNS]")
+	fs.Int64Var(&c.bodyBytes, "max-body-bytes", e.getInt64("MAX_BODY_BYTES", 10_000_000), "request body limit in bytes [MAX_BODY_BYTES]")
 	fs.StringVar(&c.seed, "seed", env("SEED", "0"), "fault-rate RNG seed: decimal integer or any string [SEED]")
-	fs.DurationVar(&o.SSEKeepalive, "sse-keepalive", envDur("SSE_KEEPALIVE", 30*time.Second), "idle time before ': keepalive' [SSE_KEEPALIVE]")
-	fs.DurationVar(&o.SSESubscribeWait, "sse-subscribe-wait", envDur("SSE_SUBSCRIBE_WAIT", time.Second), "wait before a missing stream answers 404 [SSE_SUBSCRIBE_WAIT]")
-	fs.IntVar(&c.journal, "journal-size", envInt("JOURNAL_SIZE", 1000), "journal entries kept per namespace, 0 disables [JOURNAL_SIZE]")
-	fs.IntVar(&o.MaxCheckpoints, "max-checkpoints", envInt("MAX_CHECKPOINTS", 1000), "checkpoints kept per namespace timeline [MAX_CHECKPOINTS]")
+	fs.DurationVar(&o.SSEKeepalive, "sse-keepalive", e.getDur("SSE_KEEPALIVE", 30*time.Second), "idle time before ': keepalive' [SSE_KEEPALIVE]")
+	fs.DurationVar(&o.SSESubscribeWait, "sse-subscribe-wait", e.getDur("SSE_SUBSCRIBE_WAIT", time.Second), "wait before a missing stream answers 404 [SSE_SUBSCRIBE_WAIT]")
+	fs.IntVar(&c.journal, "journal-size", e.getInt("JOURNAL_SIZE", 1000), "journal entries kept per namespace, 0 disables [JOURNAL_SIZE]")
+	fs.IntVar(&o.MaxCheckpoints, "max-checkpoints", e.getInt("MAX_CHECKPOINTS", 1000), "checkpoints kept per namespace timeline [MAX_CHECKPOINTS]")
 	fs.StringVar(&c.logFormat, "log", env("LOG", "pretty"), "log format: pretty, json or off [LOG]")
-	fs.BoolVar(&o.LogRequests, "log-requests", env("LOG_REQUESTS", "") == "1" || env("LOG_REQUESTS", "") == "true", "log one line per vendor request [LOG_REQUESTS]")
-	fs.BoolVar(&c.noValidate, "no-response-validation", env("NO_RESPONSE_VALIDATION", "") == "1", "do not validate responses against openapi.yaml (load tests) [NO_RESPONSE_VALIDATION]")
-	return fs, c
+	fs.BoolVar(&o.LogRequests, "log-requests", e.getBool("LOG_REQUESTS"), "log one line per vendor request [LOG_REQUESTS]")
+	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [NO_RESPONSE_VALIDATION]")
+	return fs, c, e.err
 }
 
 func serve(args []string, stdout, stderr io.Writer) int {
-	fs, c := serveFlags(stderr)
+	fs, c, envErr := serveFlags(stderr)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
+		return 2
+	}
+	if envErr != nil {
+		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", envErr)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -173,9 +202,15 @@ func serve(args []string, stdout, stderr io.Writer) int {
 }
 
 func health(args []string, stdout, stderr io.Writer) int {
+	var e envs
+	port := e.getInt("PORT", 8827)
+	if e.err != nil {
+		fmt.Fprintf(stderr, "hermes-emulator health: %v\n", e.err)
+		return 2
+	}
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := fs.String("url", env("URL", "http://127.0.0.1:"+strconv.Itoa(envInt("PORT", 8827))), "base URL of the emulator")
+	url := fs.String("url", env("URL", "http://127.0.0.1:"+strconv.Itoa(port)), "base URL of the emulator")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

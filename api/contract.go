@@ -31,6 +31,7 @@ type Contract struct {
 
 	respOpts []openapi3.SchemaValidationOption
 	reqOpts  []openapi3.SchemaValidationOption
+	memo     memo // response bodies already found conforming
 }
 
 // operation is one operation of the document, indexed so that a validation needs no router lookup

@@ -462,3 +462,22 @@ func BenchmarkRequestIssues(b *testing.B) {
 		}
 	}
 }
+
+// The memo of conforming bodies never hides a broken one.
+func TestValidateResponseMemo(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	good := []byte(`{"run_id":"run_4e685a726271445348426a4a70783364","status":"started","replayed":false}`)
+	bad := []byte(`{"run_id":"run_4e685a726271445348426a4a70783364","status":"started","replayed":"false"}`)
+	for range 2 {
+		if err := c.ValidateResponse("RunCreate", 202, h, good); err != nil {
+			t.Fatalf("good body: %v", err)
+		}
+		if err := c.ValidateResponse("RunCreate", 202, h, bad); err == nil {
+			t.Fatal("broken body passed")
+		}
+	}
+}

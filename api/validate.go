@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -63,6 +65,10 @@ func (c *Contract) ValidateResponse(operationID string, status int, header http.
 		return nil // no schema, or a stream (text/event-stream): the body is not parsed
 	}
 
+	key := memoKey{schema, maphash.Bytes(memoSeed, body), len(body)}
+	if c.memo.has(key) {
+		return nil
+	}
 	value, err := decodeJSON(body, true)
 	if err != nil {
 		return fmt.Errorf("api: %s %d: body is not JSON: %w", operationID, status, err)
@@ -70,7 +76,43 @@ func (c *Contract) ValidateResponse(operationID string, status int, header http.
 	if err := schema.VisitJSON(value, c.respOpts...); err != nil {
 		return fmt.Errorf("api: %s %d: body does not match the schema: %w", operationID, status, err)
 	}
+	c.memo.add(key)
 	return nil
+}
+
+// memo remembers bodies that conformed to a schema, so that a body sent again
+// (a poll of an unchanged run, a repeated error envelope) is not decoded and
+// walked again: validation is a pure function of the schema and the bytes. Keys
+// are a 64-bit seeded hash plus the length; the set is emptied when it fills.
+type memo struct {
+	mu   sync.Mutex
+	seen map[memoKey]struct{}
+}
+
+type memoKey struct {
+	schema *openapi3.Schema
+	sum    uint64
+	n      int
+}
+
+const memoSize = 1 << 14
+
+var memoSeed = maphash.MakeSeed()
+
+func (m *memo) has(k memoKey) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.seen[k]
+	return ok
+}
+
+func (m *memo) add(k memoKey) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil || len(m.seen) >= memoSize {
+		m.seen = make(map[memoKey]struct{}, 256)
+	}
+	m.seen[k] = struct{}{}
 }
 
 // Issue is one finding of request validation: where it is (`body`, `header`, `path` or `query`) and

@@ -23,20 +23,21 @@ func (g *Gateway) Draining(t Target) bool {
 	return x.st.draining
 }
 
-// SweepTick evaluates the retention schedule of t (runs-api §11.1).
-func (g *Gateway) SweepTick(t Target) *runs.Error {
+// Intake performs RunCreate steps 2–6 (runs-api §6.1) in one transaction: the
+// drain flag (503), then the caller's pure header and body checks, then the
+// sweep tick, which happens only when those passed.
+func (g *Gateway) Intake(t Target, checks func() *runs.Error) *runs.Error {
 	_, err := g.update(t, func(x *tx) *runs.Error {
+		if x.st.draining {
+			return runs.ErrDraining
+		}
+		if err := checks(); err != nil {
+			return err
+		}
 		x.sweepTick()
 		return nil
 	})
 	return err
-}
-
-// Scope returns t's current scope hash (runs-api §9).
-func (g *Gateway) Scope(t Target) string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.begin(t).scope()
 }
 
 // Admit prunes (keyed only) and then creates, replays or conflicts in one

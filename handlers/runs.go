@@ -13,18 +13,17 @@ import (
 func (h *Handlers) RunCreate(c echo.Context, _ gen.RunCreateParams) error {
 	call, r := CallOf(c), c.Request()
 	t := call.Target
-	if h.GW.Draining(t) {
-		return runs.ErrDraining
-	}
-	memory, err := runs.MemoryKey(header(r, "X-Hermes-Session-Key"), h.Opts.APIKey != "")
-	if err != nil {
-		return err
-	}
-	key := runs.PyStripLatin1(header(r, "Idempotency-Key"))
-	if len(call.Body) == 0 {
-		return runs.ErrInvalidJSON
-	}
-	if err := h.GW.SweepTick(t); err != nil {
+	var memory, key string
+	if err := h.GW.Intake(t, func() (err *runs.Error) {
+		if memory, err = runs.MemoryKey(header(r, "X-Hermes-Session-Key"), h.Opts.APIKey != ""); err != nil {
+			return err
+		}
+		key = runs.PyStripLatin1(header(r, "Idempotency-Key"))
+		if len(call.Body) == 0 {
+			return runs.ErrInvalidJSON
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	body, perr := runs.Parse(call.Body)

@@ -268,7 +268,10 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
 			// The body did not arrive in full (timeout, reset, truncated):
-			// answered as an unparseable body, the closest pinned error.
+			// answered as an unparseable body, the closest pinned error, and
+			// the connection closed (the server would otherwise wait to
+			// discard the rest of the body before answering).
+			w.Header().Set("Connection", "close")
 			handlers.WriteError(w, runs.ErrInvalidJSON)
 			failed(400)
 			return

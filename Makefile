@@ -1,5 +1,5 @@
 # One-line wrappers; plain `go generate ./... && go test ./...` works without make.
-.PHONY: help generate test check build run bench reliability
+.PHONY: help generate test check build run bench reliability fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -22,5 +22,8 @@ run: ## start the emulator on 127.0.0.1:8827 (in-memory)
 bench: ## benchmark harness (scripts/bench)
 	scripts/bench
 
-reliability: ## the long reliability suite (real processes, kill -9, fuzzing)
-	go test -tags reliability -count=1 -v -timeout 60m ./reliability/...
+reliability: ## the long reliability suite (real processes, kill -9), then every fuzz target for 10 minutes
+	go test -tags reliability -count=1 -v -timeout 60m ./reliability/... && scripts/fuzz
+
+fuzz: ## every fuzz target for FUZZTIME (default 10m; FUZZTIME=30s for a short mode)
+	scripts/fuzz

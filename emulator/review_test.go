@@ -1,7 +1,10 @@
 package emulator_test
 
 import (
+	"context"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,4 +77,46 @@ func TestDatabaseFileLock(t *testing.T) {
 		t.Fatalf("after close: %v", err)
 	}
 	b.Close()
+}
+
+// Close ends every stream at once, also one whose transport was destroyed
+// because the other subscriber of its run left (it receives only keepalives).
+func TestCloseEndsOrphanedStream(t *testing.T) {
+	srv, err := emulator.New(emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &h{t: t, srv: srv}
+	id := x.start()
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	open := func(ctx context.Context) *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL()+"/v1/runs/"+id+"/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("subscribe: %v %v", resp, err)
+		}
+		return resp
+	}
+	first := open(ctx1)
+	second := open(context.Background())
+	cancel1()
+	first.Body.Close()
+	time.Sleep(50 * time.Millisecond) // the first subscriber's leave is processed
+	done := make(chan error, 1)
+	go func() { _, err := io.ReadAll(second.Body); done <- err }()
+	began := time.Now()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("orphaned stream did not end cleanly: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("orphaned stream still open after Close")
+	}
 }

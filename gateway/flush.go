@@ -22,14 +22,15 @@ type flusher struct {
 	enq      uint64 // sequence number of the last enqueued batch
 	done     uint64 // every batch up to this one has been attempted
 	failed   []failure
+	repair   bool // a batch failed: the store lags memory
 	closed   bool
 	finished bool // run has returned: nothing more will be written
 	stopped  chan struct{}
 }
 
 type failure struct {
-	from, to uint64
-	err      error
+	seq uint64
+	err error
 }
 
 func newFlusher(db *storage.DB) *flusher {
@@ -57,9 +58,11 @@ func (f *flusher) last() uint64 {
 	return f.enq
 }
 
-// wait blocks until batch seq (and every one before it) was written; it
-// returns the storage error when the group holding seq failed.
-func (f *flusher) wait(seq uint64) *runs.Error {
+// wait blocks until batch seq (and every one before it) was attempted; it
+// returns the storage error of a batch numbered after before and up to seq —
+// the batches of the waiting request — that failed. A failure of an earlier
+// batch is someone else's: it was answered there, and repair rewrites it.
+func (f *flusher) wait(before, seq uint64) *runs.Error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for f.done < seq {
@@ -69,11 +72,21 @@ func (f *flusher) wait(seq uint64) *runs.Error {
 		f.cond.Wait()
 	}
 	for _, fl := range f.failed {
-		if seq >= fl.from && seq <= fl.to {
+		if fl.seq > before && fl.seq <= seq {
 			return errStorage(fl.err)
 		}
 	}
 	return nil
+}
+
+// needsRepair reports, once, that a batch failed since the last call: the
+// store then lags memory and must be rewritten (Gateway.repair).
+func (f *flusher) needsRepair() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.repair
+	f.repair = false
+	return r
 }
 
 func (f *flusher) run() {
@@ -92,13 +105,23 @@ func (f *flusher) run() {
 		group, from, to := f.pending, f.done+1, f.enq
 		f.pending = nil
 		f.mu.Unlock()
-		err := f.db.Apply(context.Background(), group...)
-		f.mu.Lock()
-		if err != nil {
-			f.failed = append(f.failed, failure{from, to, err})
-			if len(f.failed) > 64 {
-				f.failed = f.failed[1:]
+		var failed []failure
+		if err := f.db.Apply(context.Background(), group...); err != nil {
+			// Retry one by one, so that a failure belongs to the batch
+			// that caused it and the others still get written.
+			for i, b := range group {
+				if err := f.db.Apply(context.Background(), b); err != nil {
+					failed = append(failed, failure{from + uint64(i), err})
+				}
 			}
+		}
+		f.mu.Lock()
+		if len(failed) > 0 {
+			f.failed = append(f.failed, failed...)
+			if n := len(f.failed); n > 1024 {
+				f.failed = f.failed[n-1024:]
+			}
+			f.repair = true
 		}
 		f.done = to
 		f.cond.Broadcast()
@@ -131,6 +154,6 @@ func (g *Gateway) unlockDurable(before uint64) {
 	seq := g.q.last()
 	g.mu.Unlock()
 	if seq != before {
-		_ = g.q.wait(seq)
+		_ = g.q.wait(before, seq)
 	}
 }

@@ -33,7 +33,9 @@ type Gateway struct {
 	started  float64 // wall ms at start
 
 	transports transportSet
-	q          *flusher // durable batches, written in order by one goroutine
+	q          *flusher      // durable batches, written in order by one goroutine
+	down       chan struct{} // closed by Shutdown: every stream ends
+	downOnce   sync.Once
 	snaps      map[string]snapshot
 	snapSeq    int
 }
@@ -93,6 +95,7 @@ func New(db *storage.DB, opts Options) (*Gateway, error) {
 		spaces:     map[string]*namespace{},
 		started:    opts.Wall(),
 		transports: transportSet{},
+		down:       make(chan struct{}),
 	}
 	if err := g.load(); err != nil {
 		return nil, err
@@ -260,23 +263,37 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 // A panic in fn (a bug) releases the lock and answers 500 instead of leaving
 // every later request waiting for the lock.
 func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
-	seq, err := g.lockedRun(fn)
-	if werr := g.q.wait(seq); werr != nil && err == nil {
+	before, seq, err := g.lockedRun(fn)
+	if werr := g.q.wait(before, seq); werr != nil && err == nil {
 		return werr
 	}
 	return err
 }
 
-func (g *Gateway) lockedRun(fn func() *runs.Error) (seq uint64, err *runs.Error) {
+func (g *Gateway) lockedRun(fn func() *runs.Error) (before, seq uint64, err *runs.Error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.q.needsRepair() {
+		g.repair()
+	}
+	before = g.q.last()
 	defer func() {
 		if p := recover(); p != nil {
 			err = runs.Internal(fmt.Sprintf("internal error: %v", p))
 		}
 		seq = g.q.last()
 	}()
-	return 0, fn()
+	return before, 0, fn()
+}
+
+// repair rewrites every namespace's durable state and the clock from memory
+// after a failed write, so the store never lags what clients were told
+// (counters included: ids must never repeat after a restart). Callers hold g.mu.
+func (g *Gateway) repair() {
+	for name, space := range g.spaces {
+		_ = g.rewriteDurable(name, space.branches["main"].st)
+	}
+	g.saveClock()
 }
 
 func (g *Gateway) begin(t Target) *tx {
@@ -378,6 +395,7 @@ func (g *Gateway) SetClockJSON(body []byte) (ClockState, error) {
 func (g *Gateway) Shutdown() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.downOnce.Do(func() { close(g.down) })
 	for bk := range g.transports {
 		g.destroyTransports(bk.ns, bk.branch, true)
 	}

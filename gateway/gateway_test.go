@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -72,7 +73,7 @@ func TestCounterBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g.q.wait(g.q.last())
+	g.q.wait(0, g.q.last())
 	spaces, _, _, err := db.Load(context.Background())
 	if err != nil || len(spaces) != 1 || spaces[0].RunCounter != 1+counterBlock {
 		t.Fatalf("while running: %+v %v", spaces, err)
@@ -85,4 +86,36 @@ func TestCounterBlocks(t *testing.T) {
 		t.Fatalf("after Close: %+v", spaces)
 	}
 	db.Close()
+}
+
+// A failed write answers 500 to the request that made it, not to later ones,
+// and the next transaction rewrites the store from memory (flusher, repair).
+func TestFlushFailureAndRepair(t *testing.T) {
+	path := t.TempDir() + "/g.db"
+	g, db := newTestGateway(t, path)
+	defer db.Close()
+	defer g.Close()
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`CREATE TRIGGER boom BEFORE INSERT ON reservations BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
+		t.Fatal(err)
+	}
+	sub := &runs.Submission{}
+	if _, err := g.Admit(Main("default"), "k", "fp", sub); err == nil || err.Status != 500 {
+		t.Fatalf("keyed admission with a failing store: %v", err)
+	}
+	if _, err := raw.Exec(`DROP TRIGGER boom`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Admit(Main("default"), "", "", sub); err != nil {
+		t.Fatalf("the next request got the earlier failure: %v", err)
+	}
+	g.q.wait(0, g.q.last())
+	spaces, res, _, err := db.Load(context.Background())
+	if err != nil || len(res) != 1 || res[0].Key != "k" || spaces[0].RunCounter < 2 {
+		t.Fatalf("store not repaired: %+v %+v %v", spaces, res, err)
+	}
 }

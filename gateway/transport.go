@@ -174,6 +174,7 @@ func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
+		case <-g.down:
 		}
 		return nil, runs.RunNotFound(id)
 	}
@@ -227,6 +228,8 @@ func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]byte, Ne
 		select {
 		case <-ctx.Done():
 			return nil, Gone
+		case <-s.g.down: // shutdown, including a subscriber orphaned before it
+			return nil, Aborted
 		case <-timer.C:
 			return nil, Keepalive
 		case <-wake:

@@ -64,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 type config struct {
+	env        *envs // invalid environment variables, checked after the flags
 	opts       emulator.Options
 	journal    int
 	logFormat  string
@@ -79,8 +80,28 @@ func env(name, def string) string {
 	return def
 }
 
-// envs reads typed environment variables, keeping the first invalid one.
-type envs struct{ err error }
+// envs reads typed environment variables, keeping the invalid ones in order.
+type envs struct{ bad []badEnv }
+
+// badEnv is an environment variable that did not parse, with the flag it
+// stands for: when that flag is given on the command line, the flag wins and
+// the variable is not an error.
+type badEnv struct {
+	flag string
+	err  error
+}
+
+// first returns the first invalid variable whose flag fs did not set.
+func (e *envs) first(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, b := range e.bad {
+		if !set[b.flag] {
+			return b.err
+		}
+	}
+	return nil
+}
 
 // envParse returns the value of HERMES_EMULATOR_<name> converted by conv, or def
 // when the variable is unset or empty. A value conv rejects is recorded as
@@ -92,9 +113,8 @@ func envParse[T any](e *envs, name string, def T, conv func(string) (T, error)) 
 	}
 	x, err := conv(v)
 	if err != nil {
-		if e.err == nil {
-			e.err = fmt.Errorf("HERMES_EMULATOR_%s: invalid value %q", name, v)
-		}
+		e.bad = append(e.bad, badEnv{strings.ToLower(strings.ReplaceAll(name, "_", "-")),
+			fmt.Errorf("HERMES_EMULATOR_%s: invalid value %q", name, v)})
 		return def
 	}
 	return x
@@ -137,18 +157,23 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	fs.StringVar(&c.logFormat, "log", env("LOG", "pretty"), "log format: pretty, json or off [LOG]")
 	fs.BoolVar(&o.LogRequests, "log-requests", e.getBool("LOG_REQUESTS"), "log one line per vendor request [LOG_REQUESTS]")
 	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [NO_RESPONSE_VALIDATION]")
-	return fs, c, e.err
+	c.env = &e
+	var first error
+	if len(e.bad) > 0 {
+		first = e.bad[0].err
+	}
+	return fs, c, first
 }
 
 func serve(args []string, stdout, stderr io.Writer) int {
-	fs, c, envErr := serveFlags(stderr)
+	fs, c, _ := serveFlags(stderr)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
 		return 2
 	}
-	if envErr != nil {
+	if envErr := c.env.first(fs); envErr != nil {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", envErr)
 		return 2
 	}
@@ -201,17 +226,24 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// urlSet reports whether --url was given (it makes HERMES_EMULATOR_PORT moot).
+func urlSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "url" })
+	return set
+}
+
 func health(args []string, stdout, stderr io.Writer) int {
 	var e envs
 	port := e.getInt("PORT", 8827)
-	if e.err != nil {
-		fmt.Fprintf(stderr, "hermes-emulator health: %v\n", e.err)
-		return 2
-	}
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	url := fs.String("url", env("URL", "http://127.0.0.1:"+strconv.Itoa(port)), "base URL of the emulator")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := e.first(fs); err != nil && !urlSet(fs) {
+		fmt.Fprintf(stderr, "hermes-emulator health: %v\n", err)
 		return 2
 	}
 	client := &http.Client{Timeout: 2 * time.Second}

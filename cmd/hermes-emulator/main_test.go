@@ -192,3 +192,23 @@ func TestServeEnvValues(t *testing.T) {
 		}
 	})
 }
+
+// A flag given on the command line wins over its environment variable, also
+// over one that does not parse.
+func TestFlagWinsOverInvalidEnv(t *testing.T) {
+	cliClean(t, "PORT", "abc")
+	fs, c, _ := serveFlags(io.Discard)
+	if err := fs.Parse([]string{"--port", "9000"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.env.first(fs); err != nil || c.opts.Port != 9000 {
+		t.Fatalf("port %d, error %v", c.opts.Port, err)
+	}
+	fs, c, _ = serveFlags(io.Discard)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.env.first(fs); err == nil || err.Error() != `HERMES_EMULATOR_PORT: invalid value "abc"` {
+		t.Fatalf("without the flag: %v", err)
+	}
+}

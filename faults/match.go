@@ -45,7 +45,6 @@ type Outcome struct {
 	// dropping rule's id, else the id of the first fired rule carrying an
 	// effect; never a delay-only rule. "" = none.
 	FaultID string
-	Counted bool // metrics count the request as a fault (FaultID != "")
 }
 
 // Match walks the rules for one vendor request (controls.md §6.5): in insertion
@@ -103,6 +102,5 @@ func (s *Store) match(q *Request, draw func() float64) Outcome {
 	if out.FaultID == "" {
 		out.FaultID = effectID
 	}
-	out.Counted = out.FaultID != ""
 	return out
 }

@@ -55,8 +55,8 @@ func TestMatchSelectors(t *testing.T) {
 			if (out.Response != nil) != tc.fire {
 				t.Fatalf("fired = %v, want %v", out.Response != nil, tc.fire)
 			}
-			if tc.fire && (out.FaultID != "fault_1" || !out.Counted) {
-				t.Fatalf("FaultID %q Counted %v", out.FaultID, out.Counted)
+			if tc.fire && out.FaultID != "fault_1" {
+				t.Fatalf("FaultID %q", out.FaultID)
 			}
 		})
 	}
@@ -172,7 +172,7 @@ func TestMatchCount(t *testing.T) {
 		t.Fatalf("remaining/hits %v, want %v", got, want)
 	}
 	rh := s.Match(req, zero)
-	if rh.Response != nil || rh.FaultID != "" || rh.Counted {
+	if rh.Response != nil || rh.FaultID != "" {
 		t.Fatalf("used-up rule still fires: %+v", rh)
 	}
 }
@@ -220,9 +220,9 @@ func TestMatchOutcome(t *testing.T) {
 				effects = append(effects, e.Name)
 			}
 			if out.Delay != tc.delay || out.Drop != tc.drop || st != tc.status || !reflect.DeepEqual(effects, tc.effects) ||
-				out.FaultID != tc.faultID || out.Counted != (tc.faultID != "") {
-				t.Fatalf("got delay %v drop %v status %d effects %v faultID %q counted %v",
-					out.Delay, out.Drop, st, effects, out.FaultID, out.Counted)
+				out.FaultID != tc.faultID {
+				t.Fatalf("got delay %v drop %v status %d effects %v faultID %q",
+					out.Delay, out.Drop, st, effects, out.FaultID)
 			}
 		})
 	}

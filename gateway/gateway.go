@@ -204,9 +204,6 @@ type Target struct {
 // Main is the target of the main branch of ns (the Hermes controls act there).
 func Main(ns string) Target { return Target{NS: ns, Branch: "main"} }
 
-// IsView reports whether the target is a read-only history view.
-func (t Target) IsView() bool { return t.view != nil }
-
 // tx is one serialised change to one branch's state.
 type tx struct {
 	g       *Gateway

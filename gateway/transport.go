@@ -131,13 +131,6 @@ func (g *Gateway) expireTransports(ns, branch string, at float64) {
 	b.queue = b.queue[n:]
 }
 
-// HasTransport reports whether run id of t has a transport (tests, metrics).
-func (g *Gateway) HasTransport(t Target, id string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.transports.get(tkey{t.NS, t.Branch, id}) != nil
-}
-
 // Subscription is one connected RunEvents subscriber.
 type Subscription struct {
 	g   *Gateway

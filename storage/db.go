@@ -37,7 +37,7 @@ type DB struct {
 // driver would otherwise parse and plan them on every transaction.
 type stmts struct {
 	upsertNamespace   *sqlx.NamedStmt
-	upsertReservation *sqlx.NamedStmt
+	upsertReservation *sqlx.Stmt
 	ensureNamespace   *sqlx.Stmt
 	deleteReservation *sqlx.Stmt
 }
@@ -63,7 +63,7 @@ func (db *DB) prepare() (err error) {
 	if s.upsertNamespace, err = db.x.PrepareNamed(sqlUpsertNamespace); err != nil {
 		return err
 	}
-	if s.upsertReservation, err = db.x.PrepareNamed(sqlUpsertReservation); err != nil {
+	if s.upsertReservation, err = db.x.Preparex(sqlUpsertReservation); err != nil {
 		return err
 	}
 	if s.ensureNamespace, err = db.x.Preparex(sqlEnsureNamespace); err != nil {

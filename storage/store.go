@@ -106,7 +106,7 @@ const (
 	// index is an error (ErrConstraint), never a silent REPLACE of another row.
 	sqlUpsertReservation = `INSERT INTO reservations
 		(namespace, scope, idem_key, fingerprint, run_id, owner_scope, keyed, local, alive, record, updated_at)
-		VALUES (:namespace, :scope, :idem_key, :fingerprint, :run_id, :owner_scope, :keyed, :local, :alive, :record, :updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, scope, idem_key) DO UPDATE SET
 			fingerprint = excluded.fingerprint, run_id = excluded.run_id, owner_scope = excluded.owner_scope,
 			keyed = excluded.keyed, local = excluded.local, alive = excluded.alive,
@@ -136,8 +136,9 @@ func (db *DB) Apply(ctx context.Context, bs ...Batch) error {
 		}
 	}
 	return inTx(ctx, db.x, "apply", func(tx *sqlx.Tx) error {
+		a := applier{db: db, tx: tx, ensured: map[string]bool{}}
 		for i := range bs {
-			if err := db.apply(ctx, tx, &bs[i]); err != nil {
+			if err := a.apply(ctx, &bs[i]); err != nil {
 				return err
 			}
 		}
@@ -145,7 +146,18 @@ func (db *DB) Apply(ctx context.Context, bs ...Batch) error {
 	})
 }
 
-func (db *DB) apply(ctx context.Context, tx *sqlx.Tx, b *Batch) error {
+// applier applies batches within one transaction; the hot statements are bound
+// to it once, and each namespace row is ensured once.
+type applier struct {
+	db      *DB
+	tx      *sqlx.Tx
+	ensure  *sqlx.Stmt
+	upsert  *sqlx.Stmt
+	ensured map[string]bool
+}
+
+func (a *applier) apply(ctx context.Context, b *Batch) error {
+	db, tx := a.db, a.tx
 	if b.Clear {
 		if _, err := tx.ExecContext(ctx, sqlClearReservations, b.Namespace); err != nil {
 			return err
@@ -165,18 +177,28 @@ func (db *DB) apply(ctx context.Context, tx *sqlx.Tx, b *Batch) error {
 			return err
 		}
 	}
-	if len(b.Upsert) > 0 && b.Meta == nil {
-		if _, err := tx.StmtxContext(ctx, db.stmts.ensureNamespace).ExecContext(ctx, b.Namespace); err != nil {
+	if b.Meta != nil || b.Clear {
+		a.ensured[b.Namespace] = b.Meta != nil
+	}
+	if len(b.Upsert) > 0 && !a.ensured[b.Namespace] {
+		if a.ensure == nil {
+			a.ensure = tx.StmtxContext(ctx, db.stmts.ensureNamespace)
+		}
+		if _, err := a.ensure.ExecContext(ctx, b.Namespace); err != nil {
 			return err
 		}
+		a.ensured[b.Namespace] = true
 	}
 	for _, r := range b.Upsert {
-		row := reservationRow{b.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.OwnerScope,
-			r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt}
-		if row.Record == nil {
-			row.Record = []byte{} // NULL would read as a NOT NULL failure; report it as the length CHECK
+		record := r.Record
+		if record == nil {
+			record = []byte{} // NULL would read as a NOT NULL failure; report it as the length CHECK
 		}
-		if _, err := tx.NamedStmtContext(ctx, db.stmts.upsertReservation).ExecContext(ctx, row); err != nil {
+		if a.upsert == nil {
+			a.upsert = tx.StmtxContext(ctx, db.stmts.upsertReservation)
+		}
+		if _, err := a.upsert.ExecContext(ctx, b.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.OwnerScope,
+			r.Keyed, r.Local, r.Alive, record, r.UpdatedAt); err != nil {
 			return fmt.Errorf("reservation (%q, %q): %w", r.Scope, r.Key, err)
 		}
 	}

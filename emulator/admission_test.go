@@ -5,7 +5,6 @@ package emulator_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"slices"
@@ -24,28 +23,6 @@ var admRunID = regexp.MustCompile(`^run_[0-9a-f]{32}$`)
 // session_id defaulted to the run id and whose model is the JSON text model.
 func admQueued(id, model string) string {
 	return `{"object":"hermes.run","run_id":"` + id + `","status":"queued","updated_at":1700000000.0,"created_at":1700000000.0,"session_id":"` + id + `","model":` + model + `}`
-}
-
-// admKeys returns the top-level keys of a JSON object body in wire order.
-func admKeys(t *testing.T, body []byte) []string {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("not an object: %s", body)
-	}
-	var keys []string
-	for d.More() {
-		tok, err := d.Token()
-		if err != nil {
-			t.Fatalf("keys of %s: %v", body, err)
-		}
-		keys = append(keys, tok.(string))
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			t.Fatalf("keys of %s: %v", body, err)
-		}
-	}
-	return keys
 }
 
 // admStarted is the 202 body of a new run.
@@ -97,7 +74,7 @@ func TestA03PollKeyOrder(t *testing.T) {
 	r := x.get("/v1/runs/" + id)
 	x.want(r, 200, "")
 	want := []string{"object", "run_id", "status", "updated_at", "created_at", "session_id", "model"}
-	if got := admKeys(t, r.Body); !slices.Equal(got, want) {
+	if got := jsonKeys(t, r.Body); !slices.Equal(got, want) {
 		t.Fatalf("keys %v, want %v", got, want)
 	}
 }

@@ -6,7 +6,6 @@ package emulator_test
 // server opened on the same file is the restarted process.
 
 import (
-	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -32,28 +31,6 @@ func durableStop(t *testing.T, x *h) {
 	if err := x.srv.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-}
-
-// durableKeys returns the top-level keys of a JSON object body in wire order.
-func durableKeys(t *testing.T, body []byte) []string {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("not an object: %s", body)
-	}
-	var keys []string
-	for d.More() {
-		tok, err := d.Token()
-		if err != nil {
-			t.Fatalf("keys of %s: %v", body, err)
-		}
-		keys = append(keys, tok.(string))
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			t.Fatalf("keys of %s: %v", body, err)
-		}
-	}
-	return keys
 }
 
 // durableObj decodes a JSON object body.
@@ -88,7 +65,7 @@ func TestRealRestart(t *testing.T) {
 	r := y.get("/v1/runs/" + done)
 	y.want(r, 200, "")
 	sameJSON(t, r.Body, string(doneBefore.Body))
-	if keys := durableKeys(t, r.Body); !slices.IsSorted(keys) {
+	if keys := jsonKeys(t, r.Body); !slices.IsSorted(keys) {
 		t.Fatalf("completed record keys not sorted: %v", keys)
 	}
 	if r.field(t, "output") != "saved" {
@@ -132,7 +109,7 @@ func TestRealRestart(t *testing.T) {
 	r2 := z.get("/v1/runs/" + live)
 	z.want(r2, 200, "")
 	sameJSON(t, r2.Body, wantLive)
-	if keys := durableKeys(t, r2.Body); !slices.IsSorted(keys) {
+	if keys := jsonKeys(t, r2.Body); !slices.IsSorted(keys) {
 		t.Fatalf("rehydrated keys not sorted: %v", keys)
 	}
 	z.want(z.get("/v1/runs/"+id), 404, hermesErr("Run not found: "+id, "run_not_found"))

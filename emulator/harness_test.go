@@ -168,3 +168,25 @@ func sameJSON(t *testing.T, got []byte, want string) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// jsonKeys returns the top-level keys of a JSON object body in wire order.
+func jsonKeys(t *testing.T, body []byte) []string {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not an object: %s", body)
+	}
+	var keys []string
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			t.Fatalf("keys of %s: %v", body, err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			t.Fatalf("keys of %s: %v", body, err)
+		}
+	}
+	return keys
+}

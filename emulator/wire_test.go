@@ -361,7 +361,7 @@ func TestO205AdminTrailingSlash(t *testing.T) {
 		if err := json.Unmarshal(r.Body, &clock); err != nil || clock.Now != "1700000000000" || !clock.Frozen || clock.OffsetMs == nil {
 			t.Errorf("GET %s: clock state %s", path, r.Body)
 		}
-		if got := admKeys(t, r.Body); strings.Join(got, ",") != "now,frozen,offsetMs" {
+		if got := jsonKeys(t, r.Body); strings.Join(got, ",") != "now,frozen,offsetMs" {
 			t.Errorf("GET %s: keys %v", path, got)
 		}
 	}

@@ -48,6 +48,12 @@ func appendPyFloat(dst []byte, f float64) []byte {
 		}
 		return dst
 	}
+	return appendExponent(dst, d, e, 2)
+}
+
+// appendExponent writes digits d with exponent e as d[0][.d[1:]]e±n, the
+// exponent written with at least minDigits digits (Python 2, JavaScript 1).
+func appendExponent(dst, d []byte, e, minDigits int) []byte {
 	dst = append(dst, d[0])
 	if len(d) > 1 {
 		dst = append(dst, '.')
@@ -60,7 +66,7 @@ func appendPyFloat(dst []byte, f float64) []byte {
 	} else {
 		dst = append(dst, '+')
 	}
-	if e < 10 {
+	if minDigits == 2 && e < 10 {
 		dst = append(dst, '0')
 	}
 	return strconv.AppendInt(dst, int64(e), 10)
@@ -94,19 +100,7 @@ func FormatJSNumber(f float64) string {
 		// JavaScript's n = e+1 with -6 < n <= 21: fixed notation.
 		return string(appendFixed(dst, d, e))
 	}
-	dst = append(dst, d[0])
-	if len(d) > 1 {
-		dst = append(dst, '.')
-		dst = append(dst, d[1:]...)
-	}
-	dst = append(dst, 'e')
-	if e < 0 {
-		dst = append(dst, '-')
-		e = -e
-	} else {
-		dst = append(dst, '+')
-	}
-	return string(strconv.AppendInt(dst, int64(e), 10))
+	return string(appendExponent(dst, d, e, 1))
 }
 
 // shortestDigits appends the shortest round-trip decimal digits of f (> 0, finite)

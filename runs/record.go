@@ -126,10 +126,7 @@ func ApprovalResponded(rec *Obj, now float64) *Obj {
 // "run.steered" and updated_at = now. The status is unchanged (the gate of step 3
 // already required "running").
 func Steered(rec *Obj, now float64) *Obj {
-	r := rec.Clone()
-	r.Set("updated_at", FloatValue(now))
-	r.Set("last_event", StringValue("run.steered"))
-	return r
+	return EventApplied(rec, EventRunSteered, now)
 }
 
 // SortedCopy returns v with the keys of every object, at every nesting level

@@ -115,7 +115,9 @@ type Server struct {
 	faults   *faults.Store
 	journal  *journal.Journal
 	metrics  *journal.Metrics
-	contract *api.Contract
+	contract      *api.Contract // nil without response validation; read after contractReady
+	contractErr   error
+	contractReady chan struct{}
 	log      *slog.Logger
 
 	ln       net.Listener
@@ -194,13 +196,17 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{opts: opts, db: db, gw: gw, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
-		metrics: &journal.Metrics{}, log: log, served: make(chan struct{})}
-	if !opts.NoResponseValidation {
-		if s.contract, err = api.Load(); err != nil {
-			gw.Close()
-			db.Close()
-			return nil, err
-		}
+		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{})}
+	if opts.NoResponseValidation {
+		close(s.contractReady)
+	} else {
+		// The contract loads (~5 ms) while the server starts listening: /health
+		// answers at once (cold start, issue 9) and the first vendor answer
+		// waits for it (loadedContract).
+		go func() {
+			s.contract, s.contractErr = api.Load()
+			close(s.contractReady)
+		}()
 	}
 	s.echo = echo.New()
 	s.echo.HideBanner, s.echo.HidePort = true, true
@@ -274,6 +280,7 @@ func (s *Server) Client() *gen.ClientWithResponses {
 // Handler() calls. Close is idempotent; every call returns the first result.
 func (s *Server) Close() error {
 	s.once.Do(func() {
+		<-s.contractReady // no goroutine of New outlives Close
 		if s.http == nil {
 			s.gw.Shutdown()
 		}

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"context"
+	"github.com/hermes-emulator/hermes-emulator/api"
 	"io"
 	"net"
 	"net/http"
@@ -128,6 +129,13 @@ func (r *respWriter) Flush() {
 }
 
 func (r *respWriter) Unwrap() http.ResponseWriter { return r.w }
+
+// loadedContract waits until the contract is loaded (emulator.New loads it in
+// the background) and returns it; nil without response validation.
+func (s *Server) loadedContract() (*api.Contract, error) {
+	<-s.contractReady
+	return s.contract, s.contractErr
+}
 
 // ServeHTTP is the request pipeline of runs-api §3.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -312,8 +320,12 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 		status = 200
 	}
 	resp := rw.buf
-	if s.contract != nil {
-		if err := s.contract.ValidateResponse(opID, status, w.Header(), resp); err != nil {
+	contract, cerr := s.loadedContract()
+	if cerr != nil {
+		status, resp = 500, runs.Internal("contract: "+cerr.Error()).Body()
+		w.Header().Set("Content-Type", "application/json")
+	} else if contract != nil {
+		if err := contract.ValidateResponse(opID, status, w.Header(), resp); err != nil {
 			s.log.Error("response broke the contract", "operationId", opID, "status", status, "error", err)
 			status, resp = 500, runs.Internal("response broke the contract: "+err.Error()).Body()
 			w.Header().Set("Content-Type", "application/json")
@@ -334,8 +346,8 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 	}
 	if status >= 400 {
 		entry.Request = requestMeta(r)
-		if s.contract != nil {
-			for _, is := range s.contract.RequestIssues(opID, r, map[string]string{"run_id": runID}, body) {
+		if contract != nil {
+			for _, is := range contract.RequestIssues(opID, r, map[string]string{"run_id": runID}, body) {
 				entry.Issues = append(entry.Issues, journal.Issue{In: is.In, Pointer: is.Pointer})
 			}
 		}

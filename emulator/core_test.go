@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,10 +12,18 @@ const run1 = "run_4e685a726271445348426a4a70783364"
 
 // The README walk-through (issue 3): submit with a key, replay, conflict, poll,
 // observe running, stop, observe cancelled, poll, terminal replay, 404.
+//
+// It runs over every wiring: memory and file database, listener and Handler().
 func TestWalkthrough(t *testing.T) {
-	for _, inproc := range []bool{false, true} {
-		x := newH(t, emulator.Options{})
-		x.inproc = inproc
+	for _, w := range []struct {
+		inproc, file bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		opts := emulator.Options{}
+		if w.file {
+			opts.DBPath = filepath.Join(t.TempDir(), "w.db")
+		}
+		x := newH(t, opts)
+		x.inproc = w.inproc
 		x.freeze()
 		key := []string{"Idempotency-Key", "delivery"}
 		x.want(x.post("/v1/runs", `{"input":"synthetic"}`, key...), 202, `{"run_id":"`+run1+`","status":"started","replayed":false}`)

@@ -107,18 +107,18 @@ type Options struct {
 // Server is a running emulator, from New. Its methods are safe for concurrent
 // use. Close it when done.
 type Server struct {
-	opts     Options
-	db       *storage.DB
-	gw       *gateway.Gateway
-	echo     *echo.Echo
-	admin    *admin.Admin
-	faults   *faults.Store
-	journal  *journal.Journal
-	metrics  *journal.Metrics
+	opts          Options
+	db            *storage.DB
+	gw            *gateway.Gateway
+	echo          *echo.Echo
+	admin         *admin.Admin
+	faults        *faults.Store
+	journal       *journal.Journal
+	metrics       *journal.Metrics
 	contract      *api.Contract // nil without response validation; read after contractReady
 	contractErr   error
 	contractReady chan struct{}
-	log      *slog.Logger
+	log           *slog.Logger
 
 	ln       net.Listener
 	http     *http.Server

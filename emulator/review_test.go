@@ -120,3 +120,23 @@ func TestCloseEndsOrphanedStream(t *testing.T) {
 		t.Fatal("orphaned stream still open after Close")
 	}
 }
+
+// A body that does not arrive in full answers 400 Invalid JSON and closes the
+// connection (pipeline step 8; README "Where the spec is silent").
+func TestTruncatedBody(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(x.srv.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	_, _ = conn.Write([]byte("POST /v1/runs HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{\"input\""))
+	_ = conn.(*net.TCPConn).CloseWrite()
+	got, _ := io.ReadAll(conn)
+	if s := string(got); !strings.HasPrefix(s, "HTTP/1.1 400") || !strings.Contains(s, "Connection: close") ||
+		!strings.HasSuffix(s, hermesErr("Invalid JSON", "")) {
+		t.Fatalf("got %q", s)
+	}
+	x.want(x.get("/v1/runs/run_4e685a726271445348426a4a70783364"), 404, "") // nothing was admitted
+}

@@ -92,7 +92,7 @@ func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted,
 		if !c.Owner.Local {
 			return runs.RunNotActive(id)
 		}
-		hasTransport := x.g.transports.get(tkey{x.name, x.branch, id}) != nil
+		hasTransport := x.g.transports.get(x.g.cat, tkey{x.name, x.branch, id}) != nil
 		for _, e := range evs {
 			now := x.now()
 			x.emit(id, e.Build(id, now))
@@ -165,13 +165,11 @@ func (g *Gateway) Restart(ns string, alive bool) (Restarted, *runs.Error) {
 
 func (x *tx) restart(alive bool) Restarted {
 	var out Restarted
-	it := x.st.runs.Iterator()
-	for !it.Done() {
-		id, _, _ := it.Next()
+	x.st.runs.each(x.g.cat, func(id string, _ *Cached) {
 		if _, ok := x.st.resByRun.Get(id); !ok {
 			out.Discarded++
 		}
-	}
+	})
 	// Rewrite every reservation's owner; storage gets one UPDATE, not a row each.
 	res := immutable.NewMap[string, *Reservation](nil)
 	rit := x.st.res.Iterator()

@@ -33,6 +33,7 @@ type Gateway struct {
 	started  float64 // wall ms at start
 
 	transports transportSet
+	cat        *catalog      // slot namespaces, scopes and run ids of the cache layers
 	q          *flusher      // durable batches, written in order by one goroutine
 	down       chan struct{} // closed by Shutdown: every stream ends
 	downOnce   sync.Once
@@ -95,6 +96,7 @@ func New(db *storage.DB, opts Options) (*Gateway, error) {
 		spaces:     map[string]*namespace{},
 		started:    opts.Wall(),
 		transports: transportSet{},
+		cat:        newCatalog(),
 		down:       make(chan struct{}),
 	}
 	if err := g.load(); err != nil {
@@ -218,12 +220,18 @@ type tx struct {
 	dirty   bool // st changed
 	meta    bool // counters or scope changed
 	emits   []emission
-	ends    []string // runs whose stream ends (terminal)
-	opened  []tkey   // transports created by admissions
-	created float64  // their creation time
+	ends    []string  // runs whose stream ends (terminal)
+	opened  []opening // transports created by admissions
+	created float64   // their creation time
 
 	accept     bool // an accepted mutation (runs-api §6.1 step 14): checkpoint now
 	checkpoint bool // a Hermes control: checkpoint after success (controls §11)
+}
+
+type opening struct {
+	k  tkey
+	ns uint32 // catalog index of the run's storage namespace; 0 = none
+	n  int64
 }
 
 type emission struct {
@@ -351,8 +359,8 @@ func (g *Gateway) commit(x *tx) {
 // publish opens the transports of x's admissions, delivers its emissions and
 // ends the streams of runs that became terminal.
 func (g *Gateway) publish(x *tx) {
-	for _, k := range x.opened {
-		g.transports.open(k, x.created)
+	for _, o := range x.opened {
+		g.transports.open(o, x.created)
 	}
 	for _, e := range x.emits {
 		g.deliver(tkey{x.name, x.branch, e.runID}, e.frame)

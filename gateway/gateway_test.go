@@ -38,27 +38,57 @@ func TestLockedRecoversPanic(t *testing.T) {
 
 // Transports expire at a sweep more than 300 s after creation, unsubscribed
 // only; admissions out of clock order are still found (runs-api §11.2).
+// Untouched transports are queue entries only; touching one makes its
+// *transport, destroying one leaves it gone.
 func TestExpireTransports(t *testing.T) {
 	g, db := newTestGateway(t, "")
 	defer db.Close()
 	defer g.Close()
 	ts := g.transports
-	for _, c := range []struct {
+	storageNS := runs.StorageNS("ns")
+	ids := map[string]string{}
+	key := func(name string) tkey { return tkey{"ns", "main", ids[name]} }
+	for i, c := range []struct {
 		run     string
 		created float64
-	}{{"a", 100}, {"b", 200}, {"c", 50}, {"d", 400}} {
-		ts.open(tkey{"ns", "main", c.run}, c.created)
+	}{{"a", 100}, {"b", 200}, {"c", 50}, {"d", 400}, {"e", 450}} {
+		n := int64(i + 1)
+		ids[c.run] = runs.RunID(storageNS, n)
+		nsI, ok := g.cat.admitted(ids[c.run], storageNS, n)
+		if !ok {
+			t.Fatal("catalog refused a run")
+		}
+		ts.open(opening{key(c.run), nsI, n}, c.created)
 	}
-	ts.get(tkey{"ns", "main", "b"}).subs = 1
+	if b := ts[bkey{"ns", "main"}]; len(b.m) != 0 || len(b.queue) != 5 || !b.unsorted {
+		t.Fatalf("after opening: %d touched, %d queued, unsorted %v", len(b.m), len(b.queue), b.unsorted)
+	}
+	ts.get(g.cat, key("b")).subs = 1
+	g.deliver(key("e"), []byte("data: x\n\n"))
+	if tr := ts.get(g.cat, key("e")); tr == nil || len(tr.frames) != 1 || tr.created != 450 {
+		t.Fatalf("e after a frame = %+v", tr)
+	}
 	g.expireTransports("ns", "main", 500) // 500-100 > 300 and 500-50 > 300; b is subscribed
-	for run, want := range map[string]bool{"a": false, "b": true, "c": false, "d": true} {
-		if got := ts.get(tkey{"ns", "main", run}) != nil; got != want {
+	for run, want := range map[string]bool{"a": false, "b": true, "c": false, "d": true, "e": true} {
+		if got := ts.get(g.cat, key(run)) != nil; got != want {
 			t.Errorf("transport %s exists = %v, want %v", run, got, want)
 		}
 	}
-	g.expireTransports("ns", "main", 700) // exactly 300 after d: kept
-	if ts.get(tkey{"ns", "main", "d"}) == nil {
-		t.Error("d expired at exactly 300 s")
+	g.expireTransports("ns", "main", 700) // exactly 300 after d: kept; b still subscribed
+	if ts.get(g.cat, key("d")) == nil || ts.get(g.cat, key("b")) == nil {
+		t.Error("d expired at exactly 300 s, or b under its subscriber")
+	}
+	tr := ts.get(g.cat, key("d"))
+	ts.remove(g.cat, key("d"), tr) // a subscriber left: destroyed, not made again
+	if ts.get(g.cat, key("d")) != nil {
+		t.Error("d exists after its removal")
+	}
+	if ts.get(g.cat, tkey{"ns", "main", runs.RunID(storageNS, 6)}) != nil || ts.get(g.cat, tkey{"ns", "main", "run_x"}) != nil {
+		t.Error("a transport for a run never admitted")
+	}
+	g.expireTransports("ns", "main", 1000)
+	if b := ts[bkey{"ns", "main"}]; len(b.queue) != 0 || b.unsorted || len(b.m) != 1 || b.m[ids["b"]] == nil {
+		t.Errorf("after all expired: %d queued (unsorted %v), touched %v", len(b.queue), b.unsorted, b.m)
 	}
 }
 

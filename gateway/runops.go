@@ -63,16 +63,18 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		}
 		x.st.runCounter++
 		x.dirty = true
-		id := runs.RunID(x.storageNS(), x.st.runCounter)
+		storageNS, n := x.storageNS(), x.st.runCounter
+		id := runs.RunID(storageNS, n)
 		now := x.now()
 		rec := runs.NewRecord(id, now, sub)
 		owner := Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
-		x.putRun(id, &Cached{Record: encode(rec), Status: runs.Queued, UpdatedAt: now, Owner: owner})
+		nsI, _ := x.g.cat.admitted(id, storageNS, n)
+		x.st.admitRun(x.g.cat, id, nsI, n, rec, sub.Plain(), owner)
 		if key != "" {
 			x.putRes(&Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, Owner: owner,
 				Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), Status: runs.Queued, UpdatedAt: now})
 		}
-		x.openTransport(id, now)
+		x.openTransport(id, nsI, n, now)
 		x.accept = true
 		a = Admission{RunID: id, Status: "started"}
 		return nil

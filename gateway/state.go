@@ -61,7 +61,7 @@ func (agedComparer) Compare(a, b aged) int {
 // It is a value: copying it is an O(1) snapshot because every collection is a
 // persistent map. Never change a map in place; every mutator returns a new map.
 type State struct {
-	runs      *immutable.Map[string, *Cached]
+	runs      runTable
 	res       *immutable.Map[string, *Reservation] // by resKey(scope, key)
 	resByRun  *immutable.Map[string, string]       // run id → resKey
 	approvals *immutable.Map[string, []*runs.Obj]  // run id → pending approval events (FIFO)
@@ -83,7 +83,7 @@ type State struct {
 
 func newState() State {
 	return State{
-		runs:      immutable.NewMap[string, *Cached](nil),
+		runs:      newRunTable(),
 		res:       immutable.NewMap[string, *Reservation](nil),
 		resByRun:  immutable.NewMap[string, string](nil),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
@@ -95,7 +95,7 @@ func newState() State {
 
 // Records is the number of state rows a checkpoint captures (controls §8.1).
 func (s *State) Records() int {
-	n := 2*s.runs.Len() + s.res.Len() + s.nApprovals + s.nSteers
+	n := 2*s.runs.len + s.res.Len() + s.nApprovals + s.nSteers
 	if s.scopeProfile != "" {
 		n++
 	}
@@ -114,10 +114,26 @@ func isSweepable(status string) bool {
 	return status == runs.Completed || status == runs.Failed || status == runs.Cancelled
 }
 
-func (s *State) putRun(id string, c *Cached) {
-	old, _ := s.runs.Get(id)
+func (s *State) putRun(cat *catalog, id string, c *Cached) {
+	old, _ := s.runs.get(cat, id)
 	s.unindexRun(id, old)
-	s.runs = s.runs.Set(id, c)
+	s.runs.put(cat, id, c)
+	s.indexRun(id, c)
+}
+
+// admitRun stores the n-th run, just admitted (queued) with record rec; nsI is
+// the catalog index of its storage namespace (0: none), plain tells that rec
+// has the default session and model.
+func (s *State) admitRun(cat *catalog, id string, nsI uint32, n int64, rec *runs.Obj, plain bool, owner Owner) {
+	at := updatedAt(rec)
+	if s.runs.admit(cat, id, nsI, n, at, owner, plain) {
+		s.indexRun(id, &Cached{Status: runs.Queued, UpdatedAt: at, Owner: owner})
+		return
+	}
+	s.putRun(cat, id, &Cached{Record: encode(rec), Status: runs.Queued, UpdatedAt: at, Owner: owner})
+}
+
+func (s *State) indexRun(id string, c *Cached) {
 	if isLive(c) {
 		s.live++
 	}
@@ -126,13 +142,13 @@ func (s *State) putRun(id string, c *Cached) {
 	}
 }
 
-func (s *State) delRun(id string) {
-	old, ok := s.runs.Get(id)
+func (s *State) delRun(cat *catalog, id string) {
+	old, ok := s.runs.get(cat, id)
 	if !ok {
 		return
 	}
 	s.unindexRun(id, old)
-	s.runs = s.runs.Delete(id)
+	s.runs.del(cat, id)
 }
 
 func (s *State) unindexRun(id string, old *Cached) {

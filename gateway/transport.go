@@ -34,9 +34,18 @@ func (t *transport) signal() {
 	}
 }
 
-// branchTransports are one namespace branch's transports, with their creation
-// order for expiry: a sweep pops the expired front instead of scanning them all.
+// branchTransports are one namespace branch's transports. Most are opened by
+// an admission and never touched before they expire, so such a transport is
+// only an entry of queue: its creation time and its run's counter n (the run
+// id is RunID(storage namespace, n)). A transport gets a *transport in m when
+// it is first touched (a frame, the end of its run, a subscriber); m maps a
+// destroyed one to nil until its queue entry goes.
+//
+// Within the life of one set the branch's counter only grows, so queue is in
+// n order; it is also in creation order unless the clock was set backwards
+// (unsorted), when expiry scans it all.
 type branchTransports struct {
+	ns       uint32 // catalog index of the branch's storage namespace
 	m        map[string]*transport
 	queue    []queued
 	unsorted bool
@@ -44,35 +53,91 @@ type branchTransports struct {
 
 type queued struct {
 	created float64
-	run     string
+	n       int64
 }
 
 // transportSet is every transport of the process. Callers hold g.mu.
 type transportSet map[bkey]*branchTransports
 
-func (ts transportSet) get(k tkey) *transport {
-	if b := ts[bkey{k.ns, k.branch}]; b != nil {
-		return b.m[k.run]
+// get returns k's transport, making the *transport of an untouched one.
+func (ts transportSet) get(c *catalog, k tkey) *transport {
+	b := ts[bkey{k.ns, k.branch}]
+	if b == nil {
+		return nil
 	}
-	return nil
+	if t, ok := b.m[k.run]; ok {
+		return t
+	}
+	q, ok := b.untouched(c, k.run)
+	if !ok {
+		return nil
+	}
+	t := &transport{created: q.created}
+	b.m[k.run] = t
+	return t
 }
 
-func (ts transportSet) open(k tkey, created float64) {
+// untouched finds the queue entry of run when it has no *transport yet.
+func (b *branchTransports) untouched(c *catalog, run string) (queued, bool) {
+	k, ok := idKey(run)
+	if !ok || len(b.queue) == 0 {
+		return queued{}, false
+	}
+	try := func(v uint64) (queued, bool) {
+		if uint32(v>>nBits) != b.ns {
+			return queued{}, false
+		}
+		n := int64(v & nMask)
+		i := sort.Search(len(b.queue), func(i int) bool { return b.queue[i].n >= n })
+		if i == len(b.queue) || b.queue[i].n != n || runs.RunID(c.nsNames[b.ns], n) != run {
+			return queued{}, false
+		}
+		return b.queue[i], true
+	}
+	if v, ok := c.ids[k]; ok {
+		if q, ok := try(v); ok {
+			return q, true
+		}
+		for _, w := range c.more[k] {
+			if q, ok := try(w); ok {
+				return q, true
+			}
+		}
+	}
+	return queued{}, false
+}
+
+// open opens the transport of an admitted run.
+func (ts transportSet) open(o opening, created float64) {
+	k, n := o.k, o.n
 	bk := bkey{k.ns, k.branch}
 	b := ts[bk]
 	if b == nil {
-		b = &branchTransports{m: map[string]*transport{}}
+		b = &branchTransports{ns: o.ns, m: map[string]*transport{}}
 		ts[bk] = b
 	}
-	b.m[k.run] = &transport{created: created}
-	if n := len(b.queue); n > 0 && b.queue[n-1].created > created {
+	if l := len(b.queue); o.ns == 0 || o.ns != b.ns || l > 0 && b.queue[l-1].n >= n {
+		// Not in the catalog, or (never happens: counters grow between
+		// destructions of the set) out of order: keep it as a touched one.
+		b.m[k.run] = &transport{created: created}
+		return
+	}
+	delete(b.m, k.run)
+	if l := len(b.queue); l > 0 && b.queue[l-1].created > created {
 		b.unsorted = true
 	}
-	b.queue = append(b.queue, queued{created, k.run})
+	b.queue = append(b.queue, queued{created, n})
 }
 
-func (ts transportSet) remove(k tkey, t *transport) {
-	if b := ts[bkey{k.ns, k.branch}]; b != nil && b.m[k.run] == t {
+// remove destroys k's transport t; a nil in m keeps its queue entry dead.
+func (ts transportSet) remove(c *catalog, k tkey, t *transport) {
+	b := ts[bkey{k.ns, k.branch}]
+	if b == nil || b.m[k.run] != t {
+		return
+	}
+	if _, queued := b.untouched(c, k.run); queued {
+		b.m[k.run] = nil
+	} else {
 		delete(b.m, k.run)
 	}
 }
@@ -80,14 +145,14 @@ func (ts transportSet) remove(k tkey, t *transport) {
 // Callers of the following hold g.mu.
 
 func (g *Gateway) deliver(k tkey, frame []byte) {
-	if t := g.transports.get(k); t != nil {
+	if t := g.transports.get(g.cat, k); t != nil {
 		t.frames = append(t.frames, frame)
 		t.signal()
 	}
 }
 
 func (g *Gateway) endStream(k tkey) {
-	if t := g.transports.get(k); t != nil {
+	if t := g.transports.get(g.cat, k); t != nil {
 		t.ended = true
 		t.signal()
 	}
@@ -102,33 +167,57 @@ func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
 	delete(g.transports, bk)
 	if abort {
 		for _, t := range b.m {
-			t.aborted = true
-			t.signal()
+			if t != nil {
+				t.aborted = true
+				t.signal()
+			}
 		}
 	}
 }
 
 // expireTransports destroys the transports that have no subscriber and were
-// created more than 300 s before at (runs-api §11.2). The queue is kept in
-// creation order, so the expired ones are at its front.
+// created more than 300 s before at (runs-api §11.2); a subscribed one ends
+// with its subscriber. The queue is normally in creation order, so the expired
+// ones are at its front.
 func (g *Gateway) expireTransports(ns, branch string, at float64) {
 	b := g.transports[bkey{ns, branch}]
 	if b == nil {
 		return
 	}
-	if b.unsorted { // the clock was set backwards between admissions
-		sort.SliceStable(b.queue, func(i, j int) bool { return b.queue[i].created < b.queue[j].created })
-		b.unsorted = false
-	}
-	n := 0
-	for n < len(b.queue) && at-b.queue[n].created > 300 {
-		q := b.queue[n]
-		if t := b.m[q.run]; t != nil && t.created == q.created && t.subs == 0 {
-			delete(b.m, q.run)
+	expired := func(q queued) bool { return at-q.created > 300 }
+	drop := func(q queued) {
+		if len(b.m) == 0 {
+			return
 		}
-		n++ // a subscribed transport ends with its subscriber
+		run := runs.RunID(g.cat.nsNames[b.ns], q.n)
+		if t, ok := b.m[run]; ok && (t == nil || t.subs == 0) {
+			delete(b.m, run)
+		}
 	}
-	b.queue = b.queue[n:]
+	if !b.unsorted {
+		n := 0
+		for n < len(b.queue) && expired(b.queue[n]) {
+			drop(b.queue[n])
+			n++
+		}
+		clear(b.queue[:n])
+		b.queue = b.queue[n:]
+		return
+	}
+	kept := b.queue[:0]
+	b.unsorted = false
+	for _, q := range b.queue {
+		if expired(q) {
+			drop(q)
+			continue
+		}
+		if l := len(kept); l > 0 && kept[l-1].created > q.created {
+			b.unsorted = true
+		}
+		kept = append(kept, q)
+	}
+	clear(b.queue[len(kept):])
+	b.queue = kept
 }
 
 // Subscription is one connected RunEvents subscriber.
@@ -156,7 +245,7 @@ func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool
 	}
 	g.mu.Lock()
 	k := tkey{t.NS, t.Branch, id}
-	tr := g.transports.get(k)
+	tr := g.transports.get(g.cat, k)
 	if t.view != nil {
 		tr = nil // a history view has no transports (controls §8.6)
 	}
@@ -236,7 +325,7 @@ func (s *Subscription) Close() {
 	s.g.mu.Lock()
 	defer s.g.mu.Unlock()
 	s.t.subs--
-	s.g.transports.remove(s.key, s.t)
+	s.g.transports.remove(s.g.cat, s.key, s.t)
 	if s.t.subs > 0 && !s.t.orphaned {
 		s.t.orphaned = true
 		s.t.signal()

@@ -11,12 +11,12 @@ import (
 // batch, the change flag and the indexes stay in step.
 
 func (x *tx) putRun(id string, c *Cached) {
-	x.st.putRun(id, c)
+	x.st.putRun(x.g.cat, id, c)
 	x.dirty = true
 }
 
 func (x *tx) delRun(id string) {
-	x.st.delRun(id)
+	x.st.delRun(x.g.cat, id)
 	x.dirty = true
 }
 
@@ -93,7 +93,7 @@ func (x *tx) setRecord(id string, before *Cached, rec *runs.Obj, beforeRec *runs
 // hydrate implements runs-api §10.1: the run visible in scope, copied from its
 // reservation into the cache when needed, with the stale-owner interruption.
 func (x *tx) hydrate(id, scope string) (*Cached, bool) {
-	if c, ok := x.st.runs.Get(id); ok && c.Owner.Scope == scope {
+	if c, ok := x.st.runs.get(x.g.cat, id); ok && c.Owner.Scope == scope {
 		return c, true
 	}
 	k, ok := x.st.resByRun.Get(id)
@@ -133,7 +133,7 @@ func (x *tx) addressed(id string) (*Cached, *runs.Error) {
 
 // visible checks visibility without hydration (RunEvents, runs-api §6.4.2 step 3).
 func (x *tx) visible(id, scope string) bool {
-	if c, ok := x.st.runs.Get(id); ok && c.Owner.Scope == scope {
+	if c, ok := x.st.runs.get(x.g.cat, id); ok && c.Owner.Scope == scope {
 		return true
 	}
 	if k, ok := x.st.resByRun.Get(id); ok {
@@ -198,10 +198,12 @@ func (x *tx) prune() {
 	}
 }
 
-func (x *tx) openTransport(id string, now float64) {
+// openTransport opens the transport of the n-th run, id, when x commits; nsI
+// is the catalog index of its storage namespace (0: none).
+func (x *tx) openTransport(id string, nsI uint32, n int64, now float64) {
 	if x.view {
 		return
 	}
-	x.opened = append(x.opened, tkey{x.name, x.branch, id})
+	x.opened = append(x.opened, opening{tkey{x.name, x.branch, id}, nsI, n})
 	x.created = now
 }

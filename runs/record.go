@@ -75,6 +75,12 @@ func NewRecord(runID string, now float64, s *Submission) *Obj {
 	}
 }
 
+// Plain reports whether the admission record of s has the default session and
+// model: NewRecord(id, now, s) equals NewRecord(id, now, nil). A nil s is plain.
+func (s *Submission) Plain() bool {
+	return s == nil || !(s.HasSession && s.SessionID.Truthy()) && !s.HasModel
+}
+
 // change starts a record change (runs-api §4.2 rule 2): a clone of rec with
 // status and updated_at rewritten in place.
 func change(rec *Obj, status string, now float64) *Obj {

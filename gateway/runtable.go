@@ -1,0 +1,302 @@
+package gateway
+
+import (
+	"github.com/benbjohnson/immutable"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// The cache layer of one State, kept small: under load nearly every cached run
+// is one just admitted — queued, its session the run id, its model the default,
+// owned here — and such a run is fully given by its storage namespace, its
+// counter n, its creation time and its owner scope. It is kept as a 16-byte
+// pointer-free slot in an append-only log instead of a rendered record in a
+// map; its record is rendered when read. Every other run (changed, hydrated,
+// submitted with a session or model) is a *Cached in a persistent map, which
+// also holds the tombstones of slots whose run was changed or removed.
+//
+// Copying a runTable is still an O(1) snapshot: the log is append-only and a
+// version sees only its first n slots; appending to a version that is not at
+// the log's end (after a checkout, or on a second branch) first forks the log,
+// sharing its full chunks.
+
+// slotChunk is the number of slots in one chunk of a slot log.
+const slotChunk = 4096
+
+// slot i of a log is the run with counter n = base+i+1: every admission
+// appends one, an empty one (ns 0) when the run is kept as a *Cached instead.
+type slot struct {
+	at    float64 // created_at = updated_at
+	ns    uint32  // catalog index of the storage namespace of the run id; 0 = empty
+	scope uint32  // catalog index of the owner scope; slotKeyed set when keyed
+}
+
+const slotKeyed = 1 << 31
+
+type slotLog struct {
+	chunks [][]slot
+	n      int
+	base   int64
+}
+
+func (l *slotLog) at(i int) slot { return l.chunks[i/slotChunk][i%slotChunk] }
+
+func (l *slotLog) push(s slot) {
+	if l.n%slotChunk == 0 {
+		l.chunks = append(l.chunks, make([]slot, 0, slotChunk))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, s)
+	l.n++
+}
+
+// fork is a new log holding l's first n slots; full chunks are shared (no log
+// writes into a full chunk again).
+func (l *slotLog) fork(n int) *slotLog {
+	if l == nil || n == 0 {
+		return &slotLog{}
+	}
+	nl := &slotLog{n: n, base: l.base}
+	full := n / slotChunk
+	nl.chunks = append(make([][]slot, 0, full+1), l.chunks[:full]...)
+	if r := n % slotChunk; r > 0 {
+		c := make([]slot, r, slotChunk)
+		copy(c, l.chunks[full][:r])
+		nl.chunks = append(nl.chunks, c)
+	}
+	return nl
+}
+
+type runTable struct {
+	log   *slotLog
+	n     int                             // slots of log this version sees
+	other *immutable.Map[string, *Cached] // runs not in slots; nil = tombstone of a slot
+	len   int                             // runs present
+}
+
+func newRunTable() runTable {
+	return runTable{other: immutable.NewMap[string, *Cached](nil)}
+}
+
+// catalog interns the storage namespaces and scopes of slots and maps run ids
+// back to their (namespace, n). Run ids are a pure function of both, so the
+// index is shared by every version of every branch. One per Gateway; callers
+// hold g.mu.
+type catalog struct {
+	nsIdx   map[string]uint32
+	nsNames []string
+	scIdx   map[string]uint32
+	scNames []string
+	ids     map[uint64]uint64   // idKey(id) → packed (ns, n)
+	more    map[uint64][]uint64 // further candidates for a key (ids that collide)
+}
+
+const (
+	nBits  = 40 // n < 2^40 in a slot; larger counters are stored as *Cached
+	nMask  = 1<<nBits - 1
+	maxIdx = 1 << 22 // catalog indexes fit beside n in 64 bits
+)
+
+// newCatalog returns an empty catalog; index 0 of each list is reserved.
+func newCatalog() *catalog {
+	return &catalog{nsIdx: map[string]uint32{}, nsNames: []string{""}, scIdx: map[string]uint32{}, scNames: []string{""},
+		ids: map[uint64]uint64{}, more: map[uint64][]uint64{}}
+}
+
+func intern(idx map[string]uint32, names *[]string, s string) (uint32, bool) {
+	if i, ok := idx[s]; ok {
+		return i, true
+	}
+	if len(*names) >= maxIdx {
+		return 0, false
+	}
+	i := uint32(len(*names))
+	idx[s] = i
+	*names = append(*names, s)
+	return i, true
+}
+
+// idKey is the first 64 bits of a run id's token: "run_" + 16 hex digits.
+func idKey(id string) (uint64, bool) {
+	if len(id) != 4+32 || id[:4] != "run_" {
+		return 0, false
+	}
+	var k uint64
+	for i := 4; i < 20; i++ {
+		c := id[i]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		default:
+			return 0, false
+		}
+		k = k<<4 | uint64(c)
+	}
+	return k, true
+}
+
+// admitted records that run id is the n-th run of storage namespace ns and
+// returns ns's catalog index; false when the catalog cannot hold it (n too
+// large or too many namespaces), and the run and its transport are then kept
+// without the catalog.
+func (c *catalog) admitted(id, ns string, n int64) (uint32, bool) {
+	k, ok := idKey(id)
+	if !ok || n < 1 || n >= 1<<nBits {
+		return 0, false
+	}
+	nsI, ok := intern(c.nsIdx, &c.nsNames, ns)
+	if !ok {
+		return 0, false
+	}
+	v := uint64(nsI)<<nBits | uint64(n)
+	old, ok := c.ids[k]
+	if !ok {
+		c.ids[k] = v
+		return nsI, true
+	}
+	if old == v {
+		return nsI, true
+	}
+	for _, w := range c.more[k] {
+		if w == v {
+			return nsI, true
+		}
+	}
+	c.more[k] = append(c.more[k], v)
+	return nsI, true
+}
+
+// find returns the slot index of run id among the first n slots of l, if one
+// of them holds it.
+func (c *catalog) find(l *slotLog, n int, id string) (int, bool) {
+	if l == nil || n == 0 {
+		return 0, false
+	}
+	k, ok := idKey(id)
+	if !ok {
+		return 0, false
+	}
+	v, ok := c.ids[k]
+	if !ok {
+		return 0, false
+	}
+	if i, ok := c.match(l, n, id, v); ok {
+		return i, true
+	}
+	for _, w := range c.more[k] {
+		if i, ok := c.match(l, n, id, w); ok {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (c *catalog) match(l *slotLog, n int, id string, v uint64) (int, bool) {
+	ns, rn := uint32(v>>nBits), int64(v&nMask)
+	i := rn - 1 - l.base
+	if i < 0 || i >= int64(n) || l.at(int(i)).ns != ns {
+		return 0, false
+	}
+	return int(i), runs.RunID(c.nsNames[ns], rn) == id
+}
+
+// cached renders slot s of run id as a Cached.
+func (c *catalog) cached(id string, s slot) *Cached {
+	return &Cached{
+		Record: encode(runs.NewRecord(id, s.at, nil)), Status: runs.Queued, UpdatedAt: s.at,
+		Owner: Owner{Scope: c.scNames[s.scope&^slotKeyed], Keyed: s.scope&slotKeyed != 0, Local: true, Alive: true},
+	}
+}
+
+func (t *runTable) get(c *catalog, id string) (*Cached, bool) {
+	if v, ok := t.other.Get(id); ok {
+		return v, v != nil
+	}
+	if i, ok := c.find(t.log, t.n, id); ok {
+		return c.cached(id, t.log.at(i)), true
+	}
+	return nil, false
+}
+
+// put stores run id as v.
+func (t *runTable) put(c *catalog, id string, v *Cached) {
+	if _, ok := t.get(c, id); !ok {
+		t.len++
+	}
+	t.other = t.other.Set(id, v)
+}
+
+// del removes run id.
+func (t *runTable) del(c *catalog, id string) {
+	if _, ok := t.get(c, id); !ok {
+		return
+	}
+	t.len--
+	if _, ok := c.find(t.log, t.n, id); ok {
+		t.other = t.other.Set(id, nil)
+	} else {
+		t.other = t.other.Delete(id)
+	}
+}
+
+// admit appends the slot of the n-th run, just admitted at at with the given
+// owner; nsI is the catalog index of its storage namespace (0: not in the
+// catalog). The run is kept in the slot when it is plain (default session and
+// model), owned here, in the catalog and new to this version; admit reports
+// whether it was. When it was not, the caller stores it as a *Cached.
+func (t *runTable) admit(c *catalog, id string, nsI uint32, n int64, at float64, owner Owner, plain bool) bool {
+	if t.log == nil || t.log.n != t.n {
+		t.log = t.log.fork(t.n)
+	}
+	if t.n == 0 {
+		t.log.base = n - 1
+	}
+	if n != t.log.base+int64(t.n)+1 {
+		return false // counters move only by admissions; never happens
+	}
+	var s slot
+	keep := plain && nsI != 0 && owner.Local && owner.Alive
+	if keep {
+		_, taken := t.get(c, id)
+		scI, ok := intern(c.scIdx, &c.scNames, owner.Scope)
+		keep = !taken && ok
+		if owner.Keyed {
+			scI |= slotKeyed
+		}
+		if keep {
+			s = slot{at: at, ns: nsI, scope: scI}
+		}
+	}
+	t.log.push(s)
+	t.n++
+	if keep {
+		t.len++
+	}
+	return keep
+}
+
+// each calls f for every run present.
+func (t *runTable) each(c *catalog, f func(id string, v *Cached)) {
+	it := t.other.Iterator()
+	for !it.Done() {
+		id, v, _ := it.Next()
+		if v != nil {
+			f(id, v)
+		}
+	}
+	for i := 0; i < t.n; i++ {
+		s := t.log.at(i)
+		if s.ns == 0 {
+			continue
+		}
+		id := runs.RunID(c.nsNames[s.ns], t.log.base+int64(i)+1)
+		if _, ok := t.other.Get(id); ok {
+			continue
+		}
+		if j, ok := c.find(t.log, t.n, id); ok && j == i {
+			f(id, c.cached(id, s))
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package gateway
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// version is one runTable version with the plain map it must behave as, and
+// its run counter.
+type version struct {
+	t       runTable
+	model   map[string]*Cached
+	counter int64
+	ns      string
+}
+
+func (v *version) clone() *version {
+	m := make(map[string]*Cached, len(v.model))
+	for k, c := range v.model {
+		m[k] = c
+	}
+	return &version{t: v.t, model: m, counter: v.counter, ns: v.ns}
+}
+
+func sameCached(a, b *Cached) bool {
+	return bytes.Equal(a.Record, b.Record) && a.Status == b.Status && a.UpdatedAt == b.UpdatedAt && a.Owner == b.Owner
+}
+
+func checkVersion(t *testing.T, step int, cat *catalog, v *version, seen map[string]bool) {
+	t.Helper()
+	if v.t.len != len(v.model) {
+		t.Fatalf("step %d: len = %d, model %d", step, v.t.len, len(v.model))
+	}
+	for id := range seen {
+		got, ok := v.t.get(cat, id)
+		want, wok := v.model[id]
+		if ok != wok || ok && !sameCached(got, want) {
+			t.Fatalf("step %d: get(%s) = %+v %v, want %+v %v", step, id, got, ok, want, wok)
+		}
+	}
+	var ids []string
+	v.t.each(cat, func(id string, c *Cached) {
+		if want := v.model[id]; want == nil || !sameCached(c, want) {
+			t.Fatalf("step %d: each gave %s %+v, want %+v", step, id, c, want)
+		}
+		ids = append(ids, id)
+	})
+	sort.Strings(ids)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			t.Fatalf("step %d: each gave %s twice", step, ids[i])
+		}
+	}
+	if len(ids) != len(v.model) {
+		t.Fatalf("step %d: each gave %d runs, model has %d", step, len(ids), len(v.model))
+	}
+}
+
+// TestRunTableModel drives random admissions, changes, removals, snapshots,
+// restores (forks of the slot log), namespace switches and restarts against a
+// plain map: every version always answers as its map does.
+func TestRunTableModel(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 9))
+			cat := newCatalog()
+			nss := []string{"hermes", "hermes:other", runs.BranchStorageNS("default", "feature")}
+			scopes := []string{"s1", "s2"}
+			cur := &version{t: newRunTable(), model: map[string]*Cached{}, ns: nss[0]}
+			var saved []*version
+			seen := map[string]bool{}
+			ids := func(v *version) []string {
+				out := make([]string, 0, len(v.model))
+				for id := range v.model {
+					out = append(out, id)
+				}
+				sort.Strings(out)
+				return out
+			}
+			for step := 0; step < 3000; step++ {
+				switch op := rng.IntN(100); {
+				case op < 50: // admit
+					cur.counter++
+					id := runs.RunID(cur.ns, cur.counter)
+					at := 1700000000 + float64(step)/8
+					owner := Owner{Scope: scopes[rng.IntN(2)], Keyed: rng.IntN(2) == 0, Local: true, Alive: rng.IntN(10) > 0}
+					plain := rng.IntN(10) > 0
+					rec := runs.NewRecord(id, at, nil)
+					want := &Cached{Record: encode(rec), Status: runs.Queued, UpdatedAt: at, Owner: owner}
+					if !plain {
+						want.Record = append([]byte(nil), want.Record...)
+					}
+					nsI, _ := cat.admitted(id, cur.ns, cur.counter)
+					if !cur.t.admit(cat, id, nsI, cur.counter, at, owner, plain) {
+						if plain && owner.Alive {
+							if _, taken := cur.model[id]; !taken {
+								t.Fatalf("step %d: plain run %s not kept in a slot", step, id)
+							}
+						}
+						cur.t.put(cat, id, want)
+					}
+					cur.model[id] = want
+					seen[id] = true
+				case op < 65: // change a run
+					if ids := ids(cur); len(ids) > 0 {
+						id := ids[rng.IntN(len(ids))]
+						c := &Cached{Record: []byte(`{"changed":` + fmt.Sprint(step) + `}`), Status: runs.Running, UpdatedAt: float64(step), Owner: cur.model[id].Owner}
+						cur.t.put(cat, id, c)
+						cur.model[id] = c
+					}
+				case op < 75: // remove a run
+					if ids := ids(cur); len(ids) > 0 {
+						id := ids[rng.IntN(len(ids))]
+						cur.t.del(cat, id)
+						delete(cur.model, id)
+					}
+				case op < 77: // remove an absent run
+					cur.t.del(cat, runs.RunID("hermes:absent", int64(step)))
+				case op < 85: // snapshot
+					saved = append(saved, cur.clone())
+				case op < 93: // restore a snapshot (checkout): later admissions fork the log
+					if len(saved) > 0 {
+						cur = saved[rng.IntN(len(saved))].clone()
+					}
+				case op < 96: // another storage namespace continues the counter (a branch)
+					cur.ns = nss[rng.IntN(len(nss))]
+				default: // restart: an empty cache, the counter kept
+					cur.t, cur.model = newRunTable(), map[string]*Cached{}
+				}
+				checkVersion(t, step, cat, cur, seen)
+				if step%250 == 0 {
+					for _, v := range saved {
+						checkVersion(t, step, cat, v, seen)
+					}
+				}
+			}
+			for _, v := range saved {
+				checkVersion(t, -1, cat, v, seen)
+			}
+		})
+	}
+}
+
+// TestCatalogCollision: a candidate registered under another run's key (two
+// ids sharing their first 64 bits) is told apart by the full id.
+func TestCatalogCollision(t *testing.T) {
+	cat := newCatalog()
+	tab := newRunTable()
+	owner := Owner{Scope: "s", Local: true, Alive: true}
+	a := runs.RunID("hermes", 1)
+	nsI, _ := cat.admitted(a, "hermes", 1)
+	if !tab.admit(cat, a, nsI, 1, 1, owner, true) {
+		t.Fatal("run 1 not kept in a slot")
+	}
+	b := runs.RunID("hermes", 2)
+	cat.admitted(b, "hermes", 2)
+	if !tab.admit(cat, b, nsI, 2, 2, owner, true) {
+		t.Fatal("run 2 not kept in a slot")
+	}
+	// Register run 2's (ns, n) under run 1's key as well: a lookup of run 1 must
+	// still find run 1, and a forged id with run 1's key prefix nothing.
+	k, _ := idKey(a)
+	cat.more[k] = append(cat.more[k], cat.ids[mustKey(t, b)])
+	cat.ids[k], cat.more[k][0] = cat.more[k][0], cat.ids[k]
+	if c, ok := tab.get(cat, a); !ok || c.UpdatedAt != 1 {
+		t.Fatalf("get(run 1) = %+v %v", c, ok)
+	}
+	forged := a[:20] + "00000000000000000000000000000000"[:16]
+	if _, ok := tab.get(cat, forged); ok {
+		t.Fatalf("get(%s) found a run", forged)
+	}
+	for _, bad := range []string{"", "run_", "run_XYZ", a + "0", "RUN_" + a[4:], "run_" + "g" + a[5:]} {
+		if _, ok := tab.get(cat, bad); ok {
+			t.Fatalf("get(%q) found a run", bad)
+		}
+	}
+}
+
+func mustKey(t *testing.T, id string) uint64 {
+	t.Helper()
+	k, ok := idKey(id)
+	if !ok {
+		t.Fatalf("idKey(%s) failed", id)
+	}
+	return k
+}

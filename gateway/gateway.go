@@ -262,13 +262,16 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 }
 
 // locked runs fn under the gateway lock, then — without the lock — waits until
-// every durable change committed so far is written (see flusher). A storage
-// failure answers 500 when fn itself succeeded.
+// every durable change committed so far is written (see flusher; with --db
+// only, see waits). A storage failure answers 500 when fn itself succeeded.
 //
 // A panic in fn (a bug) releases the lock and answers 500 instead of leaving
 // every later request waiting for the lock.
 func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
 	before, seq, err := g.lockedRun(fn)
+	if !g.waits() {
+		return err
+	}
 	if werr := g.q.wait(before, seq); werr != nil && err == nil {
 		return werr
 	}
@@ -290,6 +293,12 @@ func (g *Gateway) lockedRun(fn func() *runs.Error) (before, seq uint64, err *run
 	}()
 	return before, 0, fn()
 }
+
+// waits tells whether requests wait for their durable batches: with --db they
+// do; the private in-memory store is written all the same, but nothing in it
+// outlives the process, so no answer waits for it (a failed write there is
+// repaired by the next transaction like any other).
+func (g *Gateway) waits() bool { return g.db.Path() != "" }
 
 // repair rewrites every namespace's durable state and the clock from memory
 // after a failed write, so the store never lags what clients were told

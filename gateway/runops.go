@@ -66,13 +66,19 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		storageNS, n := x.storageNS(), x.st.runCounter
 		id := runs.RunID(storageNS, n)
 		now := x.now()
-		rec := runs.NewRecord(id, now, sub)
+		var rec *runs.Obj
+		record := func() *runs.Obj {
+			if rec == nil {
+				rec = runs.NewRecord(id, now, sub)
+			}
+			return rec
+		}
 		owner := Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
 		nsI, _ := x.g.cat.admitted(id, storageNS, n)
-		x.st.admitRun(x.g.cat, id, nsI, n, rec, sub.Plain(), owner)
+		x.st.admitRun(x.g.cat, id, nsI, n, now, sub.Plain(), owner, record)
 		if key != "" {
 			x.putRes(&Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, Owner: owner,
-				Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), Status: runs.Queued, UpdatedAt: now})
+				Record: encode(runs.SortedCopy(runs.ObjectValue(record())).Obj), Status: runs.Queued, UpdatedAt: now})
 		}
 		x.openTransport(id, nsI, n, now)
 		x.accept = true

@@ -121,16 +121,15 @@ func (s *State) putRun(cat *catalog, id string, c *Cached) {
 	s.indexRun(id, c)
 }
 
-// admitRun stores the n-th run, just admitted (queued) with record rec; nsI is
-// the catalog index of its storage namespace (0: none), plain tells that rec
-// has the default session and model.
-func (s *State) admitRun(cat *catalog, id string, nsI uint32, n int64, rec *runs.Obj, plain bool, owner Owner) {
-	at := updatedAt(rec)
+// admitRun stores the n-th run, admitted (queued) at at; nsI is the catalog
+// index of its storage namespace (0: none). plain tells that its record has
+// the default session and model; record builds it when it must be rendered.
+func (s *State) admitRun(cat *catalog, id string, nsI uint32, n int64, at float64, plain bool, owner Owner, record func() *runs.Obj) {
 	if s.runs.admit(cat, id, nsI, n, at, owner, plain) {
 		s.indexRun(id, &Cached{Status: runs.Queued, UpdatedAt: at, Owner: owner})
 		return
 	}
-	s.putRun(cat, id, &Cached{Record: encode(rec), Status: runs.Queued, UpdatedAt: at, Owner: owner})
+	s.putRun(cat, id, &Cached{Record: encode(record()), Status: runs.Queued, UpdatedAt: at, Owner: owner})
 }
 
 func (s *State) indexRun(id string, c *Cached) {

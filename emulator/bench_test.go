@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
@@ -42,6 +43,28 @@ func BenchmarkSubmitKeyless(b *testing.B) {
 			b.Fatalf("POST /v1/runs = %d %s", rec.Code, rec.Body)
 		}
 	}
+}
+
+// BenchmarkRetainedPerRun reports the heap each admitted keyless run keeps
+// (the cache layer never sweeps unfinished runs, runs-api §11.2): its slot,
+// its catalog entry and its untouched SSE transport. Run it with a fixed
+// count, e.g. -benchtime 200000x.
+func BenchmarkRetainedPerRun(b *testing.B) {
+	h := emulatortest.New(b, emulator.Options{NoListener: true}).Handler()
+	benchServe(h, "POST", "/v1/runs", benchSubmitBody) // the namespace and its first chunks
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := 0
+	for b.Loop() {
+		if rec := benchServe(h, "POST", "/v1/runs", benchSubmitBody); rec.Code != 202 {
+			b.Fatalf("POST /v1/runs = %d %s", rec.Code, rec.Body)
+		}
+		n++
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "heapB/run")
 }
 
 // BenchmarkPoll is GET /v1/runs/{id} (runs-api §6.2) over 1,000 existing runs in turn.

@@ -8,6 +8,11 @@
 // transaction (tx) that also writes what upstream keeps durable (reservations,
 // counters, scope, clock) to storage in one immediate SQLite transaction.
 //
+// The cache layer keeps every unfinished run for good (runs-api §11.2), so it
+// is kept small: a run as admitted is a 16-byte slot in an append-only log and
+// its untouched SSE transport a 16-byte queue entry; a catalog maps run ids
+// back to them (runtable.go, transport.go).
+//
 // The rules of the run lifecycle live in package runs; this package applies them
 // to state and never speaks HTTP.
 package gateway

@@ -173,7 +173,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	gw, err := gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
-		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed})
+		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
+		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) }})
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -26,6 +26,7 @@ type flusher struct {
 	closed   bool
 	finished bool // run has returned: nothing more will be written
 	stopped  chan struct{}
+	onFail   func(error) // may be nil
 }
 
 type failure struct {
@@ -33,8 +34,8 @@ type failure struct {
 	err error
 }
 
-func newFlusher(db *storage.DB) *flusher {
-	f := &flusher{db: db, stopped: make(chan struct{})}
+func newFlusher(db *storage.DB, onFail func(error)) *flusher {
+	f := &flusher{db: db, stopped: make(chan struct{}), onFail: onFail}
 	f.cond = sync.NewCond(&f.mu)
 	go f.run()
 	return f
@@ -112,6 +113,9 @@ func (f *flusher) run() {
 			for i, b := range group {
 				if err := f.db.Apply(context.Background(), b); err != nil {
 					failed = append(failed, failure{from + uint64(i), err})
+					if f.onFail != nil {
+						f.onFail(err)
+					}
 				}
 			}
 		}

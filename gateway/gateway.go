@@ -19,6 +19,9 @@ type Options struct {
 	SubscribeWait     time.Duration  // --sse-subscribe-wait; 0 = 1s
 	Seed              string         // --seed
 	Wall              func() float64 // wall clock in epoch ms; nil = time.Now
+	// OnStorageError, when set, hears of every failed durable write (the
+	// request that made it answers 500 with --db; in memory none waits).
+	OnStorageError func(error)
 }
 
 // Gateway holds all emulator state. All methods are safe for concurrent use.
@@ -102,7 +105,7 @@ func New(db *storage.DB, opts Options) (*Gateway, error) {
 	if err := g.load(); err != nil {
 		return nil, err
 	}
-	g.q = newFlusher(db)
+	g.q = newFlusher(db, opts.OnStorageError)
 	return g, nil
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -122,8 +123,18 @@ func TestCounterBlocks(t *testing.T) {
 // and the next transaction rewrites the store from memory (flusher, repair).
 func TestFlushFailureAndRepair(t *testing.T) {
 	path := t.TempDir() + "/g.db"
-	g, db := newTestGateway(t, path)
+	db, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer db.Close()
+	var heard []string
+	g, err := New(db, Options{Wall: func() float64 { return 1700000000000 }, OnStorageError: func(err error) {
+		heard = append(heard, err.Error())
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer g.Close()
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
@@ -136,6 +147,9 @@ func TestFlushFailureAndRepair(t *testing.T) {
 	sub := &runs.Submission{}
 	if _, err := g.Admit(Main("default"), "k", "fp", sub); err == nil || err.Status != 500 {
 		t.Fatalf("keyed admission with a failing store: %v", err)
+	}
+	if len(heard) != 1 || !strings.Contains(heard[0], "boom") {
+		t.Fatalf("OnStorageError heard %q", heard)
 	}
 	if _, err := raw.Exec(`DROP TRIGGER boom`); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func TestExpireTransports(t *testing.T) {
 	}{{"a", 100}, {"b", 200}, {"c", 50}, {"d", 400}, {"e", 450}} {
 		n := int64(i + 1)
 		ids[c.run] = runs.RunID(storageNS, n)
-		nsI, ok := g.cat.admitted(ids[c.run], storageNS, n)
+		nsI, ok := g.cat.admitted(storageNS, n)
 		if !ok {
 			t.Fatal("catalog refused a run")
 		}

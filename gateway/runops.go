@@ -74,7 +74,7 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 			return rec
 		}
 		owner := Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
-		nsI, _ := x.g.cat.admitted(id, storageNS, n)
+		nsI, _ := x.g.cat.admitted(storageNS, n)
 		x.st.admitRun(x.g.cat, id, nsI, n, now, sub.Plain(), owner, record)
 		if key != "" {
 			x.putRes(&Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, Owner: owner,

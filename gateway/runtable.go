@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"slices"
+
 	"github.com/benbjohnson/immutable"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -37,11 +39,15 @@ type slotLog struct {
 	chunks [][]slot
 	n      int
 	base   int64
+	nss    []uint32 // the storage namespaces of its slots (usually one)
 }
 
 func (l *slotLog) at(i int) slot { return l.chunks[i/slotChunk][i%slotChunk] }
 
 func (l *slotLog) push(s slot) {
+	if s.ns != 0 && !slices.Contains(l.nss, s.ns) {
+		l.nss = append(l.nss, s.ns)
+	}
 	if l.n%slotChunk == 0 {
 		l.chunks = append(l.chunks, make([]slot, 0, slotChunk))
 	}
@@ -56,7 +62,7 @@ func (l *slotLog) fork(n int) *slotLog {
 	if l == nil || n == 0 {
 		return &slotLog{}
 	}
-	nl := &slotLog{n: n, base: l.base}
+	nl := &slotLog{n: n, base: l.base, nss: slices.Clone(l.nss)}
 	full := n / slotChunk
 	nl.chunks = append(make([][]slot, 0, full+1), l.chunks[:full]...)
 	if r := n % slotChunk; r > 0 {
@@ -79,28 +85,25 @@ func newRunTable() runTable {
 }
 
 // catalog interns the storage namespaces and scopes of slots and maps run ids
-// back to their (namespace, n). Run ids are a pure function of both, so the
-// index is shared by every version of every branch. One per Gateway; callers
-// hold g.mu.
+// back to their counter n. A run id is "run_" + a token of a 32-bit hash h of
+// (storage namespace, n), and runs.RunHash recovers h from the id; each
+// namespace's index then maps h to the counters that give it. Run ids are a
+// pure function of both, so the index is shared by every version of every
+// branch. One per Gateway; callers hold g.mu.
 type catalog struct {
 	nsIdx   map[string]uint32
 	nsNames []string
+	index   []nsIndex // by namespace index
 	scIdx   map[string]uint32
 	scNames []string
-	ids     map[uint64]uint64   // idKey(id) → packed (ns, n)
-	more    map[uint64][]uint64 // further candidates for a key (ids that collide)
 }
 
-const (
-	nBits  = 40 // n < 2^40 in a slot; larger counters are stored as *Cached
-	nMask  = 1<<nBits - 1
-	maxIdx = 1 << 22 // catalog indexes fit beside n in 64 bits
-)
+const maxIdx = 1 << 22 // catalog indexes
 
 // newCatalog returns an empty catalog; index 0 of each list is reserved.
 func newCatalog() *catalog {
-	return &catalog{nsIdx: map[string]uint32{}, nsNames: []string{""}, scIdx: map[string]uint32{}, scNames: []string{""},
-		ids: map[uint64]uint64{}, more: map[uint64][]uint64{}}
+	return &catalog{nsIdx: map[string]uint32{}, nsNames: []string{""}, index: []nsIndex{{}},
+		scIdx: map[string]uint32{}, scNames: []string{""}}
 }
 
 func intern(idx map[string]uint32, names *[]string, s string) (uint32, bool) {
@@ -116,55 +119,74 @@ func intern(idx map[string]uint32, names *[]string, s string) (uint32, bool) {
 	return i, true
 }
 
-// idKey is the first 64 bits of a run id's token: "run_" + 16 hex digits.
-func idKey(id string) (uint64, bool) {
-	if len(id) != 4+32 || id[:4] != "run_" {
-		return 0, false
-	}
-	var k uint64
-	for i := 4; i < 20; i++ {
-		c := id[i]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		default:
-			return 0, false
+// nsIndex is an open-addressing hash set of the run counters n admitted in one
+// storage namespace, placed by the hash of their run id: 4 bytes a slot.
+type nsIndex struct {
+	p     uint32   // runs.RunNSHash of the namespace
+	table []uint32 // n, 0 = empty; len is a power of two
+	count int
+}
+
+func bucket(h uint32, mask int) int { return int(uint64(h)*0x9E3779B97F4A7C15>>32) & mask }
+
+func (x *nsIndex) add(n uint32) {
+	if 4*(x.count+1) > 3*len(x.table) {
+		old := x.table
+		x.table = make([]uint32, max(64, 2*len(old)))
+		x.count = 0
+		for _, m := range old {
+			if m != 0 {
+				x.place(m, runs.RunHashOf(x.p, int64(m)))
+			}
 		}
-		k = k<<4 | uint64(c)
 	}
-	return k, true
+	x.place(n, runs.RunHashOf(x.p, int64(n)))
+}
+
+func (x *nsIndex) place(n, h uint32) {
+	mask := len(x.table) - 1
+	for i := bucket(h, mask); ; i = (i + 1) & mask {
+		switch x.table[i] {
+		case n:
+			return
+		case 0:
+			x.table[i] = n
+			x.count++
+			return
+		}
+	}
+}
+
+// each calls f with every n whose run id hash is h, until f returns true.
+func (x *nsIndex) each(h uint32, f func(n int64) bool) bool {
+	if len(x.table) == 0 {
+		return false
+	}
+	mask := len(x.table) - 1
+	for i := bucket(h, mask); x.table[i] != 0; i = (i + 1) & mask {
+		if n := int64(x.table[i]); runs.RunHashOf(x.p, n) == h && f(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // admitted records that run id is the n-th run of storage namespace ns and
-// returns ns's catalog index; false when the catalog cannot hold it (n too
-// large or too many namespaces), and the run and its transport are then kept
+// returns ns's catalog index; false when the catalog cannot hold it (n beyond
+// 32 bits, or too many namespaces), and the run and its transport are then kept
 // without the catalog.
-func (c *catalog) admitted(id, ns string, n int64) (uint32, bool) {
-	k, ok := idKey(id)
-	if !ok || n < 1 || n >= 1<<nBits {
+func (c *catalog) admitted(ns string, n int64) (uint32, bool) {
+	if n < 1 || n > 1<<32-1 {
 		return 0, false
 	}
 	nsI, ok := intern(c.nsIdx, &c.nsNames, ns)
 	if !ok {
 		return 0, false
 	}
-	v := uint64(nsI)<<nBits | uint64(n)
-	old, ok := c.ids[k]
-	if !ok {
-		c.ids[k] = v
-		return nsI, true
+	if int(nsI) == len(c.index) {
+		c.index = append(c.index, nsIndex{p: runs.RunNSHash(ns)})
 	}
-	if old == v {
-		return nsI, true
-	}
-	for _, w := range c.more[k] {
-		if w == v {
-			return nsI, true
-		}
-	}
-	c.more[k] = append(c.more[k], v)
+	c.index[nsI].add(uint32(n))
 	return nsI, true
 }
 
@@ -174,32 +196,25 @@ func (c *catalog) find(l *slotLog, n int, id string) (int, bool) {
 	if l == nil || n == 0 {
 		return 0, false
 	}
-	k, ok := idKey(id)
+	h, ok := runs.RunHash(id)
 	if !ok {
 		return 0, false
 	}
-	v, ok := c.ids[k]
-	if !ok {
-		return 0, false
-	}
-	if i, ok := c.match(l, n, id, v); ok {
-		return i, true
-	}
-	for _, w := range c.more[k] {
-		if i, ok := c.match(l, n, id, w); ok {
-			return i, true
+	found := -1
+	for _, ns := range l.nss {
+		c.index[ns].each(h, func(rn int64) bool {
+			i := rn - 1 - l.base
+			if i >= 0 && i < int64(n) && l.at(int(i)).ns == ns {
+				found = int(i)
+				return true
+			}
+			return false
+		})
+		if found >= 0 {
+			return found, true
 		}
 	}
 	return 0, false
-}
-
-func (c *catalog) match(l *slotLog, n int, id string, v uint64) (int, bool) {
-	ns, rn := uint32(v>>nBits), int64(v&nMask)
-	i := rn - 1 - l.base
-	if i < 0 || i >= int64(n) || l.at(int(i)).ns != ns {
-		return 0, false
-	}
-	return int(i), runs.RunID(c.nsNames[ns], rn) == id
 }
 
 // cached renders slot s of run id as a Cached.

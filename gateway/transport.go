@@ -77,34 +77,25 @@ func (ts transportSet) get(c *catalog, k tkey) *transport {
 	return t
 }
 
-// untouched finds the queue entry of run when it has no *transport yet.
+// untouched finds the queue entry of run, touched or not.
 func (b *branchTransports) untouched(c *catalog, run string) (queued, bool) {
-	k, ok := idKey(run)
-	if !ok || len(b.queue) == 0 {
+	if len(b.queue) == 0 || b.ns == 0 {
 		return queued{}, false
 	}
-	try := func(v uint64) (queued, bool) {
-		if uint32(v>>nBits) != b.ns {
-			return queued{}, false
-		}
-		n := int64(v & nMask)
+	h, ok := runs.RunHash(run)
+	if !ok {
+		return queued{}, false
+	}
+	var q queued
+	found := c.index[b.ns].each(h, func(n int64) bool {
 		i := sort.Search(len(b.queue), func(i int) bool { return b.queue[i].n >= n })
-		if i == len(b.queue) || b.queue[i].n != n || runs.RunID(c.nsNames[b.ns], n) != run {
-			return queued{}, false
+		if i < len(b.queue) && b.queue[i].n == n {
+			q = b.queue[i]
+			return true
 		}
-		return b.queue[i], true
-	}
-	if v, ok := c.ids[k]; ok {
-		if q, ok := try(v); ok {
-			return q, true
-		}
-		for _, w := range c.more[k] {
-			if q, ok := try(w); ok {
-				return q, true
-			}
-		}
-	}
-	return queued{}, false
+		return false
+	})
+	return q, found
 }
 
 // open opens the transport of an admitted run.

@@ -187,6 +187,91 @@ func RunID(storageNS string, n int64) string {
 	return hexToken("run_", "hermes-runs:", storageNS, ":run_:", n)
 }
 
+// RunNSHash is the FNV-1a state after "hermes-runs:" + storageNS + ":run_:",
+// the part of a run id's hash shared by every run of storageNS.
+func RunNSHash(storageNS string) uint32 {
+	return fnvUnits(fnvUnits(fnvUnits(fnvOffset, "hermes-runs:"), storageNS), ":run_:")
+}
+
+// RunHashOf is the hash h of the n-th run id of the storage namespace whose
+// RunNSHash is p: RunID(storageNS, n) = "run_" + hex_ascii(token from h).
+func RunHashOf(p uint32, n int64) uint32 {
+	var num [20]byte
+	return fnvASCII(p, strconv.AppendInt(num[:0], n, 10))
+}
+
+// RunHash inverts the token of a run id: it returns the h with
+// RunID(storageNS, n) == id exactly when RunHashOf(RunNSHash(storageNS), n) == h,
+// and false when id is not "run_" + hex_ascii(token) for any h. The token's
+// first five characters give mix(h-derived state) modulo 62^5, which leaves at
+// most five candidates for the 32-bit state; mixFinal and the FNV steps are
+// bijections, so each candidate gives one h, checked against the whole token.
+func RunHash(id string) (uint32, bool) {
+	if len(id) != 4+32 || id[:4] != "run_" {
+		return 0, false
+	}
+	var tok [16]byte
+	for i := range tok {
+		hi, ok1 := unhex(id[4+2*i])
+		lo, ok2 := unhex(id[5+2*i])
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		tok[i] = hi<<4 | lo
+	}
+	var v uint64
+	for i := 4; i >= 0; i-- {
+		d := alphabetIndex(tok[i])
+		if d < 0 {
+			return 0, false
+		}
+		v = v*62 + uint64(d)
+	}
+	const span = 62 * 62 * 62 * 62 * 62
+	for hh := v; hh < 1<<32; hh += span {
+		base := (unmixFinal(uint32(hh)) * fnvPrimeInverse) ^ '0'
+		h := (base * fnvPrimeInverse) ^ ':'
+		var out [16]byte
+		if string(appendToken(out[:0], h, 16)) == string(tok[:]) {
+			return h, true
+		}
+	}
+	return 0, false
+}
+
+// fnvPrimeInverse is the inverse of fnvPrime modulo 2^32.
+const fnvPrimeInverse = 0x359C449B
+
+// unmixFinal inverts mixFinal.
+func unmixFinal(h uint32) uint32 {
+	h ^= h>>13 ^ h>>26
+	h *= 0xA5CB9243 // inverse of 0x85EBCA6B modulo 2^32
+	h ^= h >> 16
+	return h
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+func alphabetIndex(c byte) int {
+	switch {
+	case 'a' <= c && c <= 'z':
+		return int(c - 'a')
+	case 'A' <= c && c <= 'Z':
+		return int(c-'A') + 26
+	case '0' <= c && c <= '9':
+		return int(c-'0') + 52
+	}
+	return -1
+}
+
 // ApprovalID is the k-th generated approval request_id of a storage namespace
 // (runs-api §12.2): hex_ascii(token("hermes-approvals:" + storageNS + ":apr_:" + k, 16)).
 func ApprovalID(storageNS string, k int64) string {

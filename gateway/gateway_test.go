@@ -61,8 +61,8 @@ func TestExpireTransports(t *testing.T) {
 		}
 		ts.open(opening{key(c.run), nsI, n}, c.created)
 	}
-	if b := ts[bkey{"ns", "main"}]; len(b.m) != 0 || len(b.queue) != 5 || !b.unsorted {
-		t.Fatalf("after opening: %d touched, %d queued, unsorted %v", len(b.m), len(b.queue), b.unsorted)
+	if b := ts[bkey{"ns", "main"}]; len(b.m) != 0 || b.next-b.head != 5 || !b.unsorted {
+		t.Fatalf("after opening: %d touched, %d in range, unsorted %v", len(b.m), b.next-b.head, b.unsorted)
 	}
 	ts.get(g.cat, key("b")).subs = 1
 	g.deliver(key("e"), []byte("data: x\n\n"))
@@ -88,8 +88,8 @@ func TestExpireTransports(t *testing.T) {
 		t.Error("a transport for a run never admitted")
 	}
 	g.expireTransports("ns", "main", 1000)
-	if b := ts[bkey{"ns", "main"}]; len(b.queue) != 0 || b.unsorted || len(b.m) != 1 || b.m[ids["b"]] == nil {
-		t.Errorf("after all expired: %d queued (unsorted %v), touched %v", len(b.queue), b.unsorted, b.m)
+	if b := ts[bkey{"ns", "main"}]; b.head != b.next || b.unsorted || len(b.m) != 1 || b.m[ids["b"]] == nil {
+		t.Errorf("after all expired: %d in range (unsorted %v), touched %v", b.next-b.head, b.unsorted, b.m)
 	}
 }
 
@@ -161,5 +161,52 @@ func TestFlushFailureAndRepair(t *testing.T) {
 	spaces, res, _, err := db.Load(context.Background())
 	if err != nil || len(res) != 1 || res[0].Key != "k" || spaces[0].RunCounter < 2 {
 		t.Fatalf("store not repaired: %+v %+v %v", spaces, res, err)
+	}
+}
+
+// The transport range releases its chunks as they expire, and a clock set
+// backwards behind a destroyed transport still makes expiry scan the range
+// (runs-api §11.2).
+func TestTransportRange(t *testing.T) {
+	g, db := newTestGateway(t, "")
+	defer db.Close()
+	defer g.Close()
+	ts := g.transports
+	storageNS := runs.StorageNS("r")
+	open := func(n int64, created float64) tkey {
+		k := tkey{"r", "main", runs.RunID(storageNS, n)}
+		nsI, ok := g.cat.admitted(storageNS, n)
+		if !ok {
+			t.Fatal("catalog refused a run")
+		}
+		ts.open(opening{k, nsI, n}, created)
+		return k
+	}
+	for n := int64(1); n <= 3*transportChunk; n++ {
+		open(n, float64(n))
+	}
+	b := ts[bkey{"r", "main"}]
+	if len(b.chunks) != 3 || b.unsorted {
+		t.Fatalf("%d chunks, unsorted %v", len(b.chunks), b.unsorted)
+	}
+	g.expireTransports("r", "main", float64(transportChunk)+1+300) // 1 … transportChunk expire
+	if len(b.chunks) != 2 || b.head != transportChunk+1 || b.first != transportChunk+1 {
+		t.Fatalf("after expiry: %d chunks, head %d, first %d", len(b.chunks), b.head, b.first)
+	}
+	if ts.get(g.cat, tkey{"r", "main", runs.RunID(storageNS, transportChunk)}) != nil ||
+		ts.get(g.cat, tkey{"r", "main", runs.RunID(storageNS, transportChunk+1)}) == nil {
+		t.Fatal("expiry boundary")
+	}
+
+	// 100, 500, 600 (destroyed), 150: at 460, 100 and 150 expire and 500 stays.
+	g.destroyTransports("r", "main", true)
+	n0 := int64(3*transportChunk + 1)
+	k100, k500, k600, k150 := open(n0, 100), open(n0+1, 500), open(n0+2, 600), open(n0+3, 150)
+	ts.remove(g.cat, k600, ts.get(g.cat, k600))
+	g.expireTransports("r", "main", 460)
+	for k, want := range map[tkey]bool{k100: false, k500: true, k600: false, k150: false} {
+		if got := ts.get(g.cat, k) != nil; got != want {
+			t.Errorf("transport created at %v exists = %v, want %v", k, got, want)
+		}
 	}
 }

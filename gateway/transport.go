@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"context"
-	"sort"
+	"math"
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -34,26 +34,32 @@ func (t *transport) signal() {
 	}
 }
 
-// branchTransports are one namespace branch's transports. Most are opened by
-// an admission and never touched before they expire, so such a transport is
-// only an entry of queue: its creation time and its run's counter n (the run
-// id is RunID(storage namespace, n)). A transport gets a *transport in m when
-// it is first touched (a frame, the end of its run, a subscriber); m maps a
-// destroyed one to nil until its queue entry goes.
+// branchTransports are one namespace branch's transports. Within the life of
+// one set (from its first opening to its destruction by reset, checkout or
+// restart) every admission on the branch opens one, with the next run counter,
+// so the set is the counter range [head, next) with a creation time each:
+// 8 bytes a transport. Most are never touched before they expire; a transport
+// gets a *transport in m when first touched (a frame, the end of its run, a
+// subscriber). A destroyed one has a NaN creation time.
 //
-// Within the life of one set the branch's counter only grows, so queue is in
-// n order; it is also in creation order unless the clock was set backwards
-// (unsorted), when expiry scans it all.
+// Creation times grow with the counter unless the clock was set backwards
+// (unsorted), when expiry scans the range instead of popping its front.
 type branchTransports struct {
-	ns       uint32 // catalog index of the branch's storage namespace
+	ns       uint32 // catalog index of the branch's storage namespace; 0 = none
 	m        map[string]*transport
-	queue    []queued
+	first    int64       // counter of chunks[0][0]
+	head     int64       // counters below head are gone
+	next     int64       // counter of the next opening
+	chunks   [][]float64 // creation times by counter - first, transportChunk a chunk
+	latest   float64     // the latest creation time opened
 	unsorted bool
 }
 
-type queued struct {
-	created float64
-	n       int64
+const transportChunk = 4096
+
+func (b *branchTransports) created(n int64) *float64 {
+	i := n - b.first
+	return &b.chunks[i/transportChunk][i%transportChunk]
 }
 
 // transportSet is every transport of the process. Callers hold g.mu.
@@ -68,34 +74,34 @@ func (ts transportSet) get(c *catalog, k tkey) *transport {
 	if t, ok := b.m[k.run]; ok {
 		return t
 	}
-	q, ok := b.untouched(c, k.run)
+	n, ok := b.counter(c, k.run)
 	if !ok {
 		return nil
 	}
-	t := &transport{created: q.created}
+	t := &transport{created: *b.created(n)}
 	b.m[k.run] = t
 	return t
 }
 
-// untouched finds the queue entry of run, touched or not.
-func (b *branchTransports) untouched(c *catalog, run string) (queued, bool) {
-	if len(b.queue) == 0 || b.ns == 0 {
-		return queued{}, false
+// counter finds the counter of run's transport when it is in the range and
+// not destroyed.
+func (b *branchTransports) counter(c *catalog, run string) (int64, bool) {
+	if b.head == b.next || b.ns == 0 {
+		return 0, false
 	}
 	h, ok := runs.RunHash(run)
 	if !ok {
-		return queued{}, false
+		return 0, false
 	}
-	var q queued
-	found := c.index[b.ns].each(h, func(n int64) bool {
-		i := sort.Search(len(b.queue), func(i int) bool { return b.queue[i].n >= n })
-		if i < len(b.queue) && b.queue[i].n == n {
-			q = b.queue[i]
+	var found int64
+	ok = c.index[b.ns].each(h, func(n int64) bool {
+		if n >= b.head && n < b.next && !math.IsNaN(*b.created(n)) {
+			found = n
 			return true
 		}
 		return false
 	})
-	return q, found
+	return found, ok
 }
 
 // open opens the transport of an admitted run.
@@ -104,33 +110,38 @@ func (ts transportSet) open(o opening, created float64) {
 	bk := bkey{k.ns, k.branch}
 	b := ts[bk]
 	if b == nil {
-		b = &branchTransports{ns: o.ns, m: map[string]*transport{}}
+		b = &branchTransports{ns: o.ns, m: map[string]*transport{}, first: n, head: n, next: n}
 		ts[bk] = b
 	}
-	if l := len(b.queue); o.ns == 0 || o.ns != b.ns || l > 0 && b.queue[l-1].n >= n {
-		// Not in the catalog, or (never happens: counters grow between
+	delete(b.m, k.run)
+	if o.ns == 0 || o.ns != b.ns || n != b.next {
+		// Not in the catalog, or (never happens: counters grow by one between
 		// destructions of the set) out of order: keep it as a touched one.
 		b.m[k.run] = &transport{created: created}
 		return
 	}
-	delete(b.m, k.run)
-	if l := len(b.queue); l > 0 && b.queue[l-1].created > created {
+	if b.next > b.first && created < b.latest {
 		b.unsorted = true
 	}
-	b.queue = append(b.queue, queued{created, n})
+	b.latest = max(b.latest, created)
+	if (n-b.first)%transportChunk == 0 {
+		b.chunks = append(b.chunks, make([]float64, 0, transportChunk))
+	}
+	last := &b.chunks[len(b.chunks)-1]
+	*last = append(*last, created)
+	b.next++
 }
 
-// remove destroys k's transport t; a nil in m keeps its queue entry dead.
+// remove destroys k's transport t (its subscriber left).
 func (ts transportSet) remove(c *catalog, k tkey, t *transport) {
 	b := ts[bkey{k.ns, k.branch}]
 	if b == nil || b.m[k.run] != t {
 		return
 	}
-	if _, queued := b.untouched(c, k.run); queued {
-		b.m[k.run] = nil
-	} else {
-		delete(b.m, k.run)
+	if n, ok := b.counter(c, k.run); ok {
+		*b.created(n) = math.NaN()
 	}
+	delete(b.m, k.run)
 }
 
 // Callers of the following hold g.mu.
@@ -158,57 +169,64 @@ func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
 	delete(g.transports, bk)
 	if abort {
 		for _, t := range b.m {
-			if t != nil {
-				t.aborted = true
-				t.signal()
-			}
+			t.aborted = true
+			t.signal()
 		}
 	}
 }
 
 // expireTransports destroys the transports that have no subscriber and were
 // created more than 300 s before at (runs-api §11.2); a subscribed one ends
-// with its subscriber. The queue is normally in creation order, so the expired
-// ones are at its front.
+// with its subscriber. Creation times normally grow with the counter, so the
+// expired ones are at the front of the range.
 func (g *Gateway) expireTransports(ns, branch string, at float64) {
 	b := g.transports[bkey{ns, branch}]
 	if b == nil {
 		return
 	}
-	expired := func(q queued) bool { return at-q.created > 300 }
-	drop := func(q queued) {
+	drop := func(n int64) {
 		if len(b.m) == 0 {
 			return
 		}
-		run := runs.RunID(g.cat.nsNames[b.ns], q.n)
-		if t, ok := b.m[run]; ok && (t == nil || t.subs == 0) {
+		run := runs.RunID(g.cat.nsNames[b.ns], n)
+		if t, ok := b.m[run]; ok && t.subs == 0 {
 			delete(b.m, run)
 		}
 	}
-	if !b.unsorted {
-		n := 0
-		for n < len(b.queue) && expired(b.queue[n]) {
-			drop(b.queue[n])
-			n++
+	if b.unsorted {
+		b.unsorted = false
+		prev := math.Inf(-1)
+		for n := b.head; n < b.next; n++ {
+			c := b.created(n)
+			if math.IsNaN(*c) {
+				continue
+			}
+			if at-*c > 300 {
+				drop(n)
+				*c = math.NaN()
+				continue
+			}
+			if *c < prev {
+				b.unsorted = true
+			}
+			prev = *c
 		}
-		clear(b.queue[:n])
-		b.queue = b.queue[n:]
-		return
 	}
-	kept := b.queue[:0]
-	b.unsorted = false
-	for _, q := range b.queue {
-		if expired(q) {
-			drop(q)
-			continue
+	for b.head < b.next {
+		c := *b.created(b.head)
+		if !math.IsNaN(c) {
+			if !(at-c > 300) {
+				break
+			}
+			drop(b.head)
 		}
-		if l := len(kept); l > 0 && kept[l-1].created > q.created {
-			b.unsorted = true
+		b.head++
+		if b.head-b.first == transportChunk { // a chunk wholly gone
+			b.chunks[0] = nil
+			b.chunks = b.chunks[1:]
+			b.first += transportChunk
 		}
-		kept = append(kept, q)
 	}
-	clear(b.queue[len(kept):])
-	b.queue = kept
 }
 
 // Subscription is one connected RunEvents subscriber.

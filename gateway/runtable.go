@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/benbjohnson/immutable"
 
@@ -26,7 +27,8 @@ import (
 const slotChunk = 4096
 
 // slot i of a log is the run with counter n = base+i+1: every admission
-// appends one, an empty one (ns 0) when the run is kept as a *Cached instead.
+// appends one, an empty one (ns 0) when the run is kept as a *Cached instead;
+// at is kept for those too (the creation time of the run's transport).
 type slot struct {
 	at    float64 // created_at = updated_at
 	ns    uint32  // catalog index of the storage namespace of the run id; 0 = empty
@@ -35,24 +37,42 @@ type slot struct {
 
 const slotKeyed = 1 << 31
 
+// A slot log stores the times of its slots (8 bytes each) and their
+// (ns, scope) in runs: consecutive admissions nearly always share them.
 type slotLog struct {
-	chunks [][]slot
-	n      int
-	base   int64
-	nss    []uint32 // the storage namespaces of its slots (usually one)
+	times   [][]float64
+	classes []classRun // by from, ascending
+	n       int
+	base    int64
+	nss     []uint32 // the storage namespaces of its slots (usually one)
 }
 
-func (l *slotLog) at(i int) slot { return l.chunks[i/slotChunk][i%slotChunk] }
+type classRun struct {
+	from      int // first slot index of the run
+	ns, scope uint32
+}
+
+func (l *slotLog) at(i int) slot {
+	k := len(l.classes) - 1
+	if l.classes[k].from > i {
+		k = sort.Search(len(l.classes), func(k int) bool { return l.classes[k].from > i }) - 1
+	}
+	c := l.classes[k]
+	return slot{at: l.times[i/slotChunk][i%slotChunk], ns: c.ns, scope: c.scope}
+}
 
 func (l *slotLog) push(s slot) {
 	if s.ns != 0 && !slices.Contains(l.nss, s.ns) {
 		l.nss = append(l.nss, s.ns)
 	}
-	if l.n%slotChunk == 0 {
-		l.chunks = append(l.chunks, make([]slot, 0, slotChunk))
+	if k := len(l.classes) - 1; k < 0 || l.classes[k].ns != s.ns || l.classes[k].scope != s.scope {
+		l.classes = append(l.classes, classRun{l.n, s.ns, s.scope})
 	}
-	c := &l.chunks[len(l.chunks)-1]
-	*c = append(*c, s)
+	if l.n%slotChunk == 0 {
+		l.times = append(l.times, make([]float64, 0, slotChunk))
+	}
+	c := &l.times[len(l.times)-1]
+	*c = append(*c, s.at)
 	l.n++
 }
 
@@ -63,12 +83,14 @@ func (l *slotLog) fork(n int) *slotLog {
 		return &slotLog{}
 	}
 	nl := &slotLog{n: n, base: l.base, nss: slices.Clone(l.nss)}
+	k := sort.Search(len(l.classes), func(k int) bool { return l.classes[k].from >= n })
+	nl.classes = slices.Clone(l.classes[:k])
 	full := n / slotChunk
-	nl.chunks = append(make([][]slot, 0, full+1), l.chunks[:full]...)
+	nl.times = append(make([][]float64, 0, full+1), l.times[:full]...)
 	if r := n % slotChunk; r > 0 {
-		c := make([]slot, r, slotChunk)
-		copy(c, l.chunks[full][:r])
-		nl.chunks = append(nl.chunks, c)
+		c := make([]float64, r, slotChunk)
+		copy(c, l.times[full][:r])
+		nl.times = append(nl.times, c)
 	}
 	return nl
 }
@@ -271,7 +293,7 @@ func (t *runTable) admit(c *catalog, id string, nsI uint32, n int64, at float64,
 	if n != t.log.base+int64(t.n)+1 {
 		return false // counters move only by admissions; never happens
 	}
-	var s slot
+	s := slot{at: at}
 	keep := plain && nsI != 0 && owner.Local && owner.Alive
 	if keep {
 		_, taken := t.get(c, id)

@@ -92,7 +92,7 @@ func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted,
 		if !c.Owner.Local {
 			return runs.RunNotActive(id)
 		}
-		hasTransport := x.g.transports.get(x.g.cat, tkey{x.name, x.branch, id}) != nil
+		hasTransport := x.g.transport(tkey{x.name, x.branch, id}) != nil
 		for _, e := range evs {
 			now := x.now()
 			x.emit(id, e.Build(id, now))

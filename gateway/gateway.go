@@ -372,7 +372,7 @@ func (g *Gateway) commit(x *tx) {
 // ends the streams of runs that became terminal.
 func (g *Gateway) publish(x *tx) {
 	for _, o := range x.opened {
-		g.transports.open(o, x.created)
+		g.openTransport(o, x.created)
 	}
 	for _, e := range x.emits {
 		g.deliver(tkey{x.name, x.branch, e.runID}, e.frame)

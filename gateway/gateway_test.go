@@ -37,59 +37,76 @@ func TestLockedRecoversPanic(t *testing.T) {
 	}
 }
 
+// admitAt admits a keyless run on ns's main branch at wall time sec (the
+// creation time of its transport) and returns its transport key.
+func admitAt(t *testing.T, g *Gateway, wall *float64, ns string, sec float64) tkey {
+	t.Helper()
+	*wall = sec * 1000
+	a, err := g.Admit(Main(ns), "", "", &runs.Submission{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tkey{ns, "main", a.RunID}
+}
+
+func newClockGateway(t *testing.T) (*Gateway, *float64) {
+	t.Helper()
+	db, err := storage.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	wall := new(float64)
+	g, err := New(db, Options{Wall: func() float64 { return *wall }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g, wall
+}
+
 // Transports expire at a sweep more than 300 s after creation, unsubscribed
 // only; admissions out of clock order are still found (runs-api §11.2).
-// Untouched transports are queue entries only; touching one makes its
-// *transport, destroying one leaves it gone.
+// Untouched transports cost nothing but their counter range; touching one
+// makes its *transport, destroying one leaves it gone.
 func TestExpireTransports(t *testing.T) {
-	g, db := newTestGateway(t, "")
-	defer db.Close()
-	defer g.Close()
-	ts := g.transports
-	storageNS := runs.StorageNS("ns")
-	ids := map[string]string{}
-	key := func(name string) tkey { return tkey{"ns", "main", ids[name]} }
-	for i, c := range []struct {
+	g, wall := newClockGateway(t)
+	keys := map[string]tkey{}
+	for _, c := range []struct {
 		run     string
 		created float64
 	}{{"a", 100}, {"b", 200}, {"c", 50}, {"d", 400}, {"e", 450}} {
-		n := int64(i + 1)
-		ids[c.run] = runs.RunID(storageNS, n)
-		nsI, ok := g.cat.admitted(storageNS, n)
-		if !ok {
-			t.Fatal("catalog refused a run")
-		}
-		ts.open(opening{key(c.run), nsI, n}, c.created)
+		keys[c.run] = admitAt(t, g, wall, "ns", c.created)
 	}
-	if b := ts[bkey{"ns", "main"}]; len(b.m) != 0 || b.next-b.head != 5 || !b.unsorted {
+	b := g.transports[bkey{"ns", "main"}]
+	if len(b.m) != 0 || b.next-b.head != 5 || !b.unsorted {
 		t.Fatalf("after opening: %d touched, %d in range, unsorted %v", len(b.m), b.next-b.head, b.unsorted)
 	}
-	ts.get(g.cat, key("b")).subs = 1
-	g.deliver(key("e"), []byte("data: x\n\n"))
-	if tr := ts.get(g.cat, key("e")); tr == nil || len(tr.frames) != 1 || tr.created != 450 {
+	g.transport(keys["b"]).subs = 1
+	g.deliver(keys["e"], []byte("data: x\n\n"))
+	if tr := g.transport(keys["e"]); tr == nil || len(tr.frames) != 1 || tr.created != 450 {
 		t.Fatalf("e after a frame = %+v", tr)
 	}
 	g.expireTransports("ns", "main", 500) // 500-100 > 300 and 500-50 > 300; b is subscribed
 	for run, want := range map[string]bool{"a": false, "b": true, "c": false, "d": true, "e": true} {
-		if got := ts.get(g.cat, key(run)) != nil; got != want {
+		if got := g.transport(keys[run]) != nil; got != want {
 			t.Errorf("transport %s exists = %v, want %v", run, got, want)
 		}
 	}
 	g.expireTransports("ns", "main", 700) // exactly 300 after d: kept; b still subscribed
-	if ts.get(g.cat, key("d")) == nil || ts.get(g.cat, key("b")) == nil {
+	if g.transport(keys["d"]) == nil || g.transport(keys["b"]) == nil {
 		t.Error("d expired at exactly 300 s, or b under its subscriber")
 	}
-	tr := ts.get(g.cat, key("d"))
-	ts.remove(g.cat, key("d"), tr) // a subscriber left: destroyed, not made again
-	if ts.get(g.cat, key("d")) != nil {
+	g.removeTransport(keys["d"], g.transport(keys["d"])) // a subscriber left: destroyed, not made again
+	if g.transport(keys["d"]) != nil {
 		t.Error("d exists after its removal")
 	}
-	if ts.get(g.cat, tkey{"ns", "main", runs.RunID(storageNS, 6)}) != nil || ts.get(g.cat, tkey{"ns", "main", "run_x"}) != nil {
+	if g.transport(tkey{"ns", "main", runs.RunID(runs.StorageNS("ns"), 6)}) != nil || g.transport(tkey{"ns", "main", "run_x"}) != nil {
 		t.Error("a transport for a run never admitted")
 	}
 	g.expireTransports("ns", "main", 1000)
-	if b := ts[bkey{"ns", "main"}]; b.head != b.next || b.unsorted || len(b.m) != 1 || b.m[ids["b"]] == nil {
-		t.Errorf("after all expired: %d in range (unsorted %v), touched %v", b.next-b.head, b.unsorted, b.m)
+	if b.head != b.next || b.unsorted || len(b.gone) != 0 || len(b.m) != 1 || b.m[keys["b"].run] == nil {
+		t.Errorf("after all expired: %d in range (unsorted %v, gone %v), touched %v", b.next-b.head, b.unsorted, b.gone, b.m)
 	}
 }
 
@@ -164,49 +181,31 @@ func TestFlushFailureAndRepair(t *testing.T) {
 	}
 }
 
-// The transport range releases its chunks as they expire, and a clock set
-// backwards behind a destroyed transport still makes expiry scan the range
-// (runs-api §11.2).
+// Many transports cost their range only; a clock set backwards behind a
+// destroyed transport still makes expiry scan the range (runs-api §11.2).
 func TestTransportRange(t *testing.T) {
-	g, db := newTestGateway(t, "")
-	defer db.Close()
-	defer g.Close()
-	ts := g.transports
-	storageNS := runs.StorageNS("r")
-	open := func(n int64, created float64) tkey {
-		k := tkey{"r", "main", runs.RunID(storageNS, n)}
-		nsI, ok := g.cat.admitted(storageNS, n)
-		if !ok {
-			t.Fatal("catalog refused a run")
-		}
-		ts.open(opening{k, nsI, n}, created)
-		return k
+	g, wall := newClockGateway(t)
+	var keys []tkey
+	for i := range 10000 {
+		keys = append(keys, admitAt(t, g, wall, "r", float64(1000+i)))
 	}
-	for n := int64(1); n <= 3*transportChunk; n++ {
-		open(n, float64(n))
+	b := g.transports[bkey{"r", "main"}]
+	if b.unsorted || len(b.m) != 0 || b.next-b.head != 10000 {
+		t.Fatalf("unsorted %v, %d touched, %d in range", b.unsorted, len(b.m), b.next-b.head)
 	}
-	b := ts[bkey{"r", "main"}]
-	if len(b.chunks) != 3 || b.unsorted {
-		t.Fatalf("%d chunks, unsorted %v", len(b.chunks), b.unsorted)
-	}
-	g.expireTransports("r", "main", float64(transportChunk)+1+300) // 1 … transportChunk expire
-	if len(b.chunks) != 2 || b.head != transportChunk+1 || b.first != transportChunk+1 {
-		t.Fatalf("after expiry: %d chunks, head %d, first %d", len(b.chunks), b.head, b.first)
-	}
-	if ts.get(g.cat, tkey{"r", "main", runs.RunID(storageNS, transportChunk)}) != nil ||
-		ts.get(g.cat, tkey{"r", "main", runs.RunID(storageNS, transportChunk+1)}) == nil {
-		t.Fatal("expiry boundary")
+	g.expireTransports("r", "main", 1000+4999+300.5) // 0 … 4999 expire
+	if b.next-b.head != 5000 || g.transport(keys[4999]) != nil || g.transport(keys[5000]) == nil {
+		t.Fatalf("after expiry: %d in range", b.next-b.head)
 	}
 
 	// 100, 500, 600 (destroyed), 150: at 460, 100 and 150 expire and 500 stays.
 	g.destroyTransports("r", "main", true)
-	n0 := int64(3*transportChunk + 1)
-	k100, k500, k600, k150 := open(n0, 100), open(n0+1, 500), open(n0+2, 600), open(n0+3, 150)
-	ts.remove(g.cat, k600, ts.get(g.cat, k600))
+	k100, k500, k600, k150 := admitAt(t, g, wall, "r", 100), admitAt(t, g, wall, "r", 500), admitAt(t, g, wall, "r", 600), admitAt(t, g, wall, "r", 150)
+	g.removeTransport(k600, g.transport(k600))
 	g.expireTransports("r", "main", 460)
 	for k, want := range map[tkey]bool{k100: false, k500: true, k600: false, k150: false} {
-		if got := ts.get(g.cat, k) != nil; got != want {
-			t.Errorf("transport created at %v exists = %v, want %v", k, got, want)
+		if got := g.transport(k) != nil; got != want {
+			t.Errorf("transport %v exists = %v, want %v", k, got, want)
 		}
 	}
 }

@@ -37,48 +37,61 @@ func (t *transport) signal() {
 // branchTransports are one namespace branch's transports. Within the life of
 // one set (from its first opening to its destruction by reset, checkout or
 // restart) every admission on the branch opens one, with the next run counter,
-// so the set is the counter range [head, next) with a creation time each:
-// 8 bytes a transport. Most are never touched before they expire; a transport
-// gets a *transport in m when first touched (a frame, the end of its run, a
-// subscriber). A destroyed one has a NaN creation time.
+// so the set is the counter range [head, next), less the destroyed counters in
+// gone. A transport's creation time is its run's admission time, which the
+// branch's slot log keeps (slotTimes): an untouched transport costs nothing.
+// A transport gets a *transport in m when first touched (a frame, the end of
+// its run, a subscriber).
 //
 // Creation times grow with the counter unless the clock was set backwards
 // (unsorted), when expiry scans the range instead of popping its front.
 type branchTransports struct {
-	ns       uint32 // catalog index of the branch's storage namespace; 0 = none
+	ns       uint32 // catalog index of the branch's storage namespace
 	m        map[string]*transport
-	first    int64       // counter of chunks[0][0]
-	head     int64       // counters below head are gone
-	next     int64       // counter of the next opening
-	chunks   [][]float64 // creation times by counter - first, transportChunk a chunk
-	latest   float64     // the latest creation time opened
+	head     int64 // counters below head are gone
+	next     int64 // counter of the next opening
+	gone     map[int64]struct{}
+	latest   float64 // the latest creation time opened
 	unsorted bool
-}
-
-const transportChunk = 4096
-
-func (b *branchTransports) created(n int64) *float64 {
-	i := n - b.first
-	return &b.chunks[i/transportChunk][i%transportChunk]
 }
 
 // transportSet is every transport of the process. Callers hold g.mu.
 type transportSet map[bkey]*branchTransports
 
-// get returns k's transport, making the *transport of an untouched one.
-func (ts transportSet) get(c *catalog, k tkey) *transport {
-	b := ts[bkey{k.ns, k.branch}]
+// slotTimes is the slot log of a branch's current state and the number of
+// its slots that state sees. Within the life of a transport set the state only
+// grows by admissions (everything else that replaces it destroys the set), so
+// the slots of the set's counters stay where they were.
+func (g *Gateway) slotTimes(k bkey) (*slotLog, int) {
+	if sp := g.spaces[k.ns]; sp != nil {
+		if bs := sp.branches[k.branch]; bs != nil {
+			return bs.st.runs.log, bs.st.runs.n
+		}
+	}
+	return nil, 0
+}
+
+// created is the creation time of counter n's transport.
+func (g *Gateway) created(k bkey, n int64) float64 {
+	l, _ := g.slotTimes(k)
+	return l.at(int(n - 1 - l.base)).at
+}
+
+// transport returns k's transport, making the *transport of an untouched one.
+func (g *Gateway) transport(k tkey) *transport {
+	bk := bkey{k.ns, k.branch}
+	b := g.transports[bk]
 	if b == nil {
 		return nil
 	}
 	if t, ok := b.m[k.run]; ok {
 		return t
 	}
-	n, ok := b.counter(c, k.run)
+	n, ok := b.counter(g.cat, k.run)
 	if !ok {
 		return nil
 	}
-	t := &transport{created: *b.created(n)}
+	t := &transport{created: g.created(bk, n)}
 	b.m[k.run] = t
 	return t
 }
@@ -95,7 +108,7 @@ func (b *branchTransports) counter(c *catalog, run string) (int64, bool) {
 	}
 	var found int64
 	ok = c.index[b.ns].each(h, func(n int64) bool {
-		if n >= b.head && n < b.next && !math.IsNaN(*b.created(n)) {
+		if _, gone := b.gone[n]; n >= b.head && n < b.next && !gone {
 			found = n
 			return true
 		}
@@ -104,42 +117,41 @@ func (b *branchTransports) counter(c *catalog, run string) (int64, bool) {
 	return found, ok
 }
 
-// open opens the transport of an admitted run.
-func (ts transportSet) open(o opening, created float64) {
+// openTransport opens the transport of an admitted run, whose slot the
+// branch's state has.
+func (g *Gateway) openTransport(o opening, created float64) {
 	k, n := o.k, o.n
 	bk := bkey{k.ns, k.branch}
-	b := ts[bk]
+	b := g.transports[bk]
 	if b == nil {
-		b = &branchTransports{ns: o.ns, m: map[string]*transport{}, first: n, head: n, next: n}
-		ts[bk] = b
+		b = &branchTransports{ns: o.ns, m: map[string]*transport{}, gone: map[int64]struct{}{}, head: n, next: n}
+		g.transports[bk] = b
 	}
 	delete(b.m, k.run)
-	if o.ns == 0 || o.ns != b.ns || n != b.next {
+	l, seen := g.slotTimes(bk)
+	if o.ns == 0 || o.ns != b.ns || n != b.next || l == nil || n-1-l.base < 0 || n-1-l.base >= int64(seen) ||
+		l.at(int(n-1-l.base)).at != created {
 		// Not in the catalog, or (never happens: counters grow by one between
-		// destructions of the set) out of order: keep it as a touched one.
+		// destructions of the set, with a slot each) out of order: keep it as
+		// a touched one.
 		b.m[k.run] = &transport{created: created}
 		return
 	}
-	if b.next > b.first && created < b.latest {
+	if b.next > b.head && created < b.latest {
 		b.unsorted = true
 	}
 	b.latest = max(b.latest, created)
-	if (n-b.first)%transportChunk == 0 {
-		b.chunks = append(b.chunks, make([]float64, 0, transportChunk))
-	}
-	last := &b.chunks[len(b.chunks)-1]
-	*last = append(*last, created)
 	b.next++
 }
 
-// remove destroys k's transport t (its subscriber left).
-func (ts transportSet) remove(c *catalog, k tkey, t *transport) {
-	b := ts[bkey{k.ns, k.branch}]
+// removeTransport destroys k's transport t (its subscriber left).
+func (g *Gateway) removeTransport(k tkey, t *transport) {
+	b := g.transports[bkey{k.ns, k.branch}]
 	if b == nil || b.m[k.run] != t {
 		return
 	}
-	if n, ok := b.counter(c, k.run); ok {
-		*b.created(n) = math.NaN()
+	if n, ok := b.counter(g.cat, k.run); ok {
+		b.gone[n] = struct{}{}
 	}
 	delete(b.m, k.run)
 }
@@ -147,14 +159,14 @@ func (ts transportSet) remove(c *catalog, k tkey, t *transport) {
 // Callers of the following hold g.mu.
 
 func (g *Gateway) deliver(k tkey, frame []byte) {
-	if t := g.transports.get(g.cat, k); t != nil {
+	if t := g.transport(k); t != nil {
 		t.frames = append(t.frames, frame)
 		t.signal()
 	}
 }
 
 func (g *Gateway) endStream(k tkey) {
-	if t := g.transports.get(g.cat, k); t != nil {
+	if t := g.transport(k); t != nil {
 		t.ended = true
 		t.signal()
 	}
@@ -180,10 +192,13 @@ func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
 // with its subscriber. Creation times normally grow with the counter, so the
 // expired ones are at the front of the range.
 func (g *Gateway) expireTransports(ns, branch string, at float64) {
-	b := g.transports[bkey{ns, branch}]
-	if b == nil {
+	bk := bkey{ns, branch}
+	b := g.transports[bk]
+	if b == nil || b.head == b.next {
 		return
 	}
+	l, _ := g.slotTimes(bk)
+	created := func(n int64) float64 { return l.at(int(n - 1 - l.base)).at }
 	drop := func(n int64) {
 		if len(b.m) == 0 {
 			return
@@ -197,35 +212,29 @@ func (g *Gateway) expireTransports(ns, branch string, at float64) {
 		b.unsorted = false
 		prev := math.Inf(-1)
 		for n := b.head; n < b.next; n++ {
-			c := b.created(n)
-			if math.IsNaN(*c) {
+			if _, gone := b.gone[n]; gone {
 				continue
 			}
-			if at-*c > 300 {
+			if c := created(n); at-c > 300 {
 				drop(n)
-				*c = math.NaN()
-				continue
+				b.gone[n] = struct{}{}
+			} else {
+				if c < prev {
+					b.unsorted = true
+				}
+				prev = c
 			}
-			if *c < prev {
-				b.unsorted = true
-			}
-			prev = *c
 		}
 	}
-	for b.head < b.next {
-		c := *b.created(b.head)
-		if !math.IsNaN(c) {
-			if !(at-c > 300) {
-				break
-			}
-			drop(b.head)
+	for ; b.head < b.next; b.head++ {
+		if _, gone := b.gone[b.head]; gone {
+			delete(b.gone, b.head)
+			continue
 		}
-		b.head++
-		if b.head-b.first == transportChunk { // a chunk wholly gone
-			b.chunks[0] = nil
-			b.chunks = b.chunks[1:]
-			b.first += transportChunk
+		if !(at-created(b.head) > 300) {
+			break
 		}
+		drop(b.head)
 	}
 }
 
@@ -254,7 +263,7 @@ func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool
 	}
 	g.mu.Lock()
 	k := tkey{t.NS, t.Branch, id}
-	tr := g.transports.get(g.cat, k)
+	tr := g.transport(k)
 	if t.view != nil {
 		tr = nil // a history view has no transports (controls §8.6)
 	}
@@ -334,7 +343,7 @@ func (s *Subscription) Close() {
 	s.g.mu.Lock()
 	defer s.g.mu.Unlock()
 	s.t.subs--
-	s.g.transports.remove(s.g.cat, s.key, s.t)
+	s.g.removeTransport(s.key, s.t)
 	if s.t.subs > 0 && !s.t.orphaned {
 		s.t.orphaned = true
 		s.t.signal()

@@ -152,7 +152,7 @@ type nsIndex struct {
 func bucket(h uint32, mask int) int { return int(uint64(h)*0x9E3779B97F4A7C15>>32) & mask }
 
 func (x *nsIndex) add(n uint32) {
-	if 4*(x.count+1) > 3*len(x.table) {
+	if 8*(x.count+1) > 7*len(x.table) { // linear probing stays short up to 7/8 full
 		old := x.table
 		x.table = make([]uint32, max(64, 2*len(old)))
 		x.count = 0

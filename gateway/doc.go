@@ -9,9 +9,11 @@
 // counters, scope, clock) to storage in one immediate SQLite transaction.
 //
 // The cache layer keeps every unfinished run for good (runs-api §11.2), so it
-// is kept small: a run as admitted is a 16-byte slot in an append-only log and
-// its untouched SSE transport a 16-byte queue entry; a catalog maps run ids
-// back to them (runtable.go, transport.go).
+// is kept small: a run as admitted is a slot in an append-only log (8 bytes of
+// time, its class shared with its neighbours), its untouched SSE transport
+// costs nothing (a counter range over those slots), and a catalog maps run ids
+// back to their counters by the hash their token encodes, 4 bytes a run
+// (runtable.go, transport.go).
 //
 // The rules of the run lifecycle live in package runs; this package applies them
 // to state and never speaks HTTP.

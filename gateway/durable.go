@@ -63,7 +63,7 @@ func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
 		_, r, _ := it.Next()
 		b.Upsert = append(b.Upsert, storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key,
 			Fingerprint: r.Fingerprint, RunID: r.RunID, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed,
-			Local: r.Owner.Local, Alive: r.Owner.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt})
+			Local: r.Owner.Local, Alive: r.Owner.Alive, Record: r.durable(), UpdatedAt: r.UpdatedAt})
 	}
 	g.q.enqueue(b)
 	if space := g.spaces[ns]; space != nil {

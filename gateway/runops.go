@@ -77,8 +77,12 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		nsI, _ := x.g.cat.admitted(storageNS, n)
 		x.st.admitRun(x.g.cat, id, nsI, n, now, sub.Plain(), owner, record)
 		if key != "" {
-			x.putRes(&Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, Owner: owner,
-				Record: encode(runs.SortedCopy(runs.ObjectValue(record())).Obj), Status: runs.Queued, UpdatedAt: now})
+			r := &Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, Owner: owner,
+				Status: runs.Queued, UpdatedAt: now}
+			if !sub.Plain() {
+				r.Record = encode(runs.SortedCopy(runs.ObjectValue(record())).Obj)
+			}
+			x.putRes(r)
 		}
 		x.openTransport(id, nsI, n, now)
 		x.accept = true

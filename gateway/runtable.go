@@ -12,9 +12,10 @@ import (
 // The cache layer of one State, kept small: under load nearly every cached run
 // is one just admitted — queued, its session the run id, its model the default,
 // owned here — and such a run is fully given by its storage namespace, its
-// counter n, its creation time and its owner scope. It is kept as a 16-byte
-// pointer-free slot in an append-only log instead of a rendered record in a
-// map; its record is rendered when read. Every other run (changed, hydrated,
+// counter n, its creation time and its owner scope. It is kept as a slot in an
+// append-only log — 8 bytes of time, the (namespace, scope) class stored once
+// per stretch of slots sharing it — instead of a rendered record in a map; its
+// record is rendered when read. Every other run (changed, hydrated,
 // submitted with a session or model) is a *Cached in a persistent map, which
 // also holds the tombstones of slots whose run was changed or removed.
 //

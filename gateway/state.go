@@ -29,7 +29,9 @@ type Cached struct {
 }
 
 // Reservation is the durable row of a keyed submission (runs-api §7).
-// Record is the durable copy of the run record, keys sorted at every level.
+// Record is the durable copy of the run record, keys sorted at every level;
+// nil while it is the admission record of a plain run (queued, default session
+// and model, UpdatedAt its creation time), which durable renders.
 type Reservation struct {
 	Scope, Key  string
 	Fingerprint string
@@ -38,6 +40,14 @@ type Reservation struct {
 	Record      []byte
 	Status      string
 	UpdatedAt   float64
+}
+
+// durable is the durable record copy.
+func (r *Reservation) durable() []byte {
+	if r.Record != nil {
+		return r.Record
+	}
+	return encode(runs.SortedCopy(runs.ObjectValue(runs.NewRecord(r.RunID, r.UpdatedAt, nil))).Obj)
 }
 
 func resKey(scope, key string) string { return scope + "\x00" + key }

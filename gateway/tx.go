@@ -27,7 +27,7 @@ func (x *tx) putRes(r *Reservation) {
 		x.batch.Upsert = append(x.batch.Upsert, storage.Reservation{
 			Namespace: x.name, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID,
 			OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local, Alive: r.Owner.Alive,
-			Record: r.Record, UpdatedAt: r.UpdatedAt,
+			Record: r.durable(), UpdatedAt: r.UpdatedAt,
 		})
 	}
 }
@@ -104,10 +104,10 @@ func (x *tx) hydrate(id, scope string) (*Cached, bool) {
 	if r.Scope != scope {
 		return nil, false
 	}
-	c := &Cached{Record: r.Record, Status: r.Status, UpdatedAt: r.UpdatedAt, Owner: r.Owner}
+	c := &Cached{Record: r.durable(), Status: r.Status, UpdatedAt: r.UpdatedAt, Owner: r.Owner}
 	if !r.Owner.Alive && !runs.IsTerminal(r.Status) {
 		now := x.now()
-		rec := runs.Interrupt(decode(r.Record), now)
+		rec := runs.Interrupt(decode(c.Record), now)
 		c = &Cached{Record: encode(rec), Status: runs.Interrupted, UpdatedAt: now, Owner: r.Owner}
 		nr := *r
 		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"math"
 	"slices"
 	"sort"
 
@@ -38,10 +39,10 @@ type slot struct {
 
 const slotKeyed = 1 << 31
 
-// A slot log stores the times of its slots (8 bytes each) and their
-// (ns, scope) in runs: consecutive admissions nearly always share them.
+// A slot log stores the times of its slots and their (ns, scope) in runs:
+// consecutive admissions nearly always share them.
 type slotLog struct {
-	times   [][]float64
+	times   []*timeChunk
 	classes []classRun // by from, ascending
 	n       int
 	base    int64
@@ -53,13 +54,60 @@ type classRun struct {
 	ns, scope uint32
 }
 
+// timeChunk holds slotChunk times exactly. Admission times close together are
+// close binary64 values, so it keeps each as a 32-bit difference of its bit
+// pattern from the first one (4 bytes a time); a time too far from the first
+// turns the chunk into plain float64s.
+type timeChunk struct {
+	first uint64  // math.Float64bits of the first time
+	delta []int32 // bits(time) - first, while wide is nil
+	wide  []float64
+}
+
+func (c *timeChunk) get(i int) float64 {
+	if c.wide != nil {
+		return c.wide[i]
+	}
+	return math.Float64frombits(c.first + uint64(int64(c.delta[i])))
+}
+
+func (c *timeChunk) push(at float64) {
+	if c.wide == nil {
+		if len(c.delta) == 0 {
+			c.first = math.Float64bits(at)
+		}
+		d := int64(math.Float64bits(at) - c.first)
+		if d == int64(int32(d)) {
+			c.delta = append(c.delta, int32(d))
+			return
+		}
+		wide := make([]float64, len(c.delta), slotChunk)
+		for i := range c.delta {
+			wide[i] = c.get(i)
+		}
+		c.wide, c.delta = wide, nil
+	}
+	c.wide = append(c.wide, at)
+}
+
+// prefix is a new chunk holding the first r times of c.
+func (c *timeChunk) prefix(r int) *timeChunk {
+	nc := &timeChunk{first: c.first}
+	if c.wide != nil {
+		nc.wide = append(make([]float64, 0, slotChunk), c.wide[:r]...)
+	} else {
+		nc.delta = append(make([]int32, 0, slotChunk), c.delta[:r]...)
+	}
+	return nc
+}
+
 func (l *slotLog) at(i int) slot {
 	k := len(l.classes) - 1
 	if l.classes[k].from > i {
 		k = sort.Search(len(l.classes), func(k int) bool { return l.classes[k].from > i }) - 1
 	}
 	c := l.classes[k]
-	return slot{at: l.times[i/slotChunk][i%slotChunk], ns: c.ns, scope: c.scope}
+	return slot{at: l.times[i/slotChunk].get(i % slotChunk), ns: c.ns, scope: c.scope}
 }
 
 func (l *slotLog) push(s slot) {
@@ -70,10 +118,9 @@ func (l *slotLog) push(s slot) {
 		l.classes = append(l.classes, classRun{l.n, s.ns, s.scope})
 	}
 	if l.n%slotChunk == 0 {
-		l.times = append(l.times, make([]float64, 0, slotChunk))
+		l.times = append(l.times, &timeChunk{delta: make([]int32, 0, slotChunk)})
 	}
-	c := &l.times[len(l.times)-1]
-	*c = append(*c, s.at)
+	l.times[len(l.times)-1].push(s.at)
 	l.n++
 }
 
@@ -87,11 +134,9 @@ func (l *slotLog) fork(n int) *slotLog {
 	k := sort.Search(len(l.classes), func(k int) bool { return l.classes[k].from >= n })
 	nl.classes = slices.Clone(l.classes[:k])
 	full := n / slotChunk
-	nl.times = append(make([][]float64, 0, full+1), l.times[:full]...)
+	nl.times = append(make([]*timeChunk, 0, full+1), l.times[:full]...)
 	if r := n % slotChunk; r > 0 {
-		c := make([]float64, r, slotChunk)
-		copy(c, l.times[full][:r])
-		nl.times = append(nl.times, c)
+		nl.times = append(nl.times, l.times[full].prefix(r))
 	}
 	return nl
 }

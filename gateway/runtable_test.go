@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -87,7 +88,7 @@ func TestRunTableModel(t *testing.T) {
 				case op < 50: // admit
 					cur.counter++
 					id := runs.RunID(cur.ns, cur.counter)
-					at := 1700000000 + float64(step)/8
+					at := 1700000000 + float64(step)*0.37 // spans over 512 s: chunks widen
 					owner := Owner{Scope: scopes[rng.IntN(2)], Keyed: rng.IntN(2) == 0, Local: true, Alive: rng.IntN(10) > 0}
 					plain := rng.IntN(10) > 0
 					rec := runs.NewRecord(id, at, nil)
@@ -198,5 +199,41 @@ func TestCatalogCollision(t *testing.T) {
 		if _, ok := tab.get(cat, bad); ok {
 			t.Fatalf("get(%q) found a run", bad)
 		}
+	}
+}
+
+// A time chunk gives back every time bit for bit, compact or widened, and its
+// prefix too.
+func TestTimeChunk(t *testing.T) {
+	for _, times := range [][]float64{
+		{1700000000.0, 1700000000.001, 1700000000.002, 1699999999.5, 1700000000.25},
+		{1700000000.0, 1700003600.5, 1700000000.001},                // an hour apart: widens
+		{0, math.Copysign(0, -1), -1.5, 1e-300, 5e-324, 1700000000}, // signs and tiny values
+		{math.Inf(1), math.NaN(), math.Inf(-1), 1700000000.123},
+	} {
+		c := &timeChunk{}
+		for i, at := range times {
+			c.push(at)
+			for j := 0; j <= i; j++ {
+				if got := c.get(j); math.Float64bits(got) != math.Float64bits(times[j]) {
+					t.Fatalf("%v: get(%d) after %d pushes = %v", times, j, i+1, got)
+				}
+			}
+		}
+		for r := 0; r <= len(times); r++ {
+			p := c.prefix(r)
+			for j := 0; j < r; j++ {
+				if math.Float64bits(p.get(j)) != math.Float64bits(times[j]) {
+					t.Fatalf("%v: prefix(%d).get(%d) = %v", times, r, j, p.get(j))
+				}
+			}
+		}
+	}
+	c := &timeChunk{}
+	for i := range 100 {
+		c.push(1700000000 + float64(i)/1000)
+	}
+	if c.wide != nil || len(c.delta) != 100 {
+		t.Fatalf("times a millisecond apart widened the chunk: %d wide, %d compact", len(c.wide), len(c.delta))
 	}
 }

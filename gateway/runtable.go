@@ -239,7 +239,7 @@ func (x *nsIndex) each(h uint32, f func(n int64) bool) bool {
 	return false
 }
 
-// admitted records that run id is the n-th run of storage namespace ns and
+// admitted records that storage namespace ns admitted its n-th run and
 // returns ns's catalog index; false when the catalog cannot hold it (n beyond
 // 32 bits, or too many namespaces), and the run and its transport are then kept
 // without the catalog.

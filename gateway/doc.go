@@ -9,7 +9,7 @@
 // counters, scope, clock) to storage in one immediate SQLite transaction.
 //
 // The cache layer keeps every unfinished run for good (runs-api §11.2), so it
-// is kept small: a run as admitted is a slot in an append-only log (8 bytes of
+// is kept small: a run as admitted is a slot in an append-only log (4 bytes of
 // time, its class shared with its neighbours), its untouched SSE transport
 // costs nothing (a counter range over those slots), and a catalog maps run ids
 // back to their counters by the hash their token encodes, 4 bytes a run

@@ -14,7 +14,7 @@ import (
 // is one just admitted — queued, its session the run id, its model the default,
 // owned here — and such a run is fully given by its storage namespace, its
 // counter n, its creation time and its owner scope. It is kept as a slot in an
-// append-only log — 8 bytes of time, the (namespace, scope) class stored once
+// append-only log — 4 bytes of time, the (namespace, scope) class stored once
 // per stretch of slots sharing it — instead of a rendered record in a map; its
 // record is rendered when read. Every other run (changed, hydrated,
 // submitted with a session or model) is a *Cached in a persistent map, which

@@ -17,8 +17,10 @@ import (
 // append-only log — 4 bytes of time, the (namespace, scope) class stored once
 // per stretch of slots sharing it — instead of a rendered record in a map; its
 // record is rendered when read. Every other run (changed, hydrated,
-// submitted with a session or model) is a *Cached in a persistent map, which
-// also holds the tombstones of slots whose run was changed or removed.
+// submitted with a session or model) is a *Cached in a persistent map; a
+// changed slot run's record there shadows its slot, and a removed one's slot
+// is marked dead in a persistent bitset of the version (1 bit a slot). What a
+// removed slot run leaves behind is its slot and its catalog entry (~8 bytes).
 //
 // Copying a runTable is still an O(1) snapshot: the log is append-only and a
 // version sees only its first n slots; appending to a version that is not at
@@ -144,8 +146,24 @@ func (l *slotLog) fork(n int) *slotLog {
 type runTable struct {
 	log   *slotLog
 	n     int                             // slots of log this version sees
-	other *immutable.Map[string, *Cached] // runs not in slots; nil = tombstone of a slot
+	dead  *immutable.List[uint64]         // bit i set: slot i was removed in this version; nil = none
+	other *immutable.Map[string, *Cached] // runs not in slots, and changed slot runs (they shadow the slot)
 	len   int                             // runs present
+}
+
+func (t *runTable) isDead(i int) bool {
+	return t.dead != nil && i/64 < t.dead.Len() && t.dead.Get(i/64)>>(i%64)&1 != 0
+}
+
+// kill marks slot i removed in this version (the log is shared: it stays).
+func (t *runTable) kill(i int) {
+	if t.dead == nil {
+		t.dead = immutable.NewList[uint64]()
+	}
+	for t.dead.Len() <= i/64 {
+		t.dead = t.dead.Append(0)
+	}
+	t.dead = t.dead.Set(i/64, t.dead.Get(i/64)|1<<(i%64))
 }
 
 func newRunTable() runTable {
@@ -258,9 +276,10 @@ func (c *catalog) admitted(ns string, n int64) (uint32, bool) {
 	return nsI, true
 }
 
-// find returns the slot index of run id among the first n slots of l, if one
-// of them holds it.
-func (c *catalog) find(l *slotLog, n int, id string) (int, bool) {
+// find returns the slot index of run id among the first n slots of t's log
+// that are not dead, if one of them holds it.
+func (t *runTable) find(c *catalog, id string) (int, bool) {
+	l, n := t.log, t.n
 	if l == nil || n == 0 {
 		return 0, false
 	}
@@ -272,7 +291,7 @@ func (c *catalog) find(l *slotLog, n int, id string) (int, bool) {
 	for _, ns := range l.nss {
 		c.index[ns].each(h, func(rn int64) bool {
 			i := rn - 1 - l.base
-			if i >= 0 && i < int64(n) && l.at(int(i)).ns == ns {
+			if i >= 0 && i < int64(n) && l.at(int(i)).ns == ns && !t.isDead(int(i)) {
 				found = int(i)
 				return true
 			}
@@ -295,9 +314,9 @@ func (c *catalog) cached(id string, s slot) *Cached {
 
 func (t *runTable) get(c *catalog, id string) (*Cached, bool) {
 	if v, ok := t.other.Get(id); ok {
-		return v, v != nil
+		return v, true
 	}
-	if i, ok := c.find(t.log, t.n, id); ok {
+	if i, ok := t.find(c, id); ok {
 		return c.cached(id, t.log.at(i)), true
 	}
 	return nil, false
@@ -311,16 +330,15 @@ func (t *runTable) put(c *catalog, id string, v *Cached) {
 	t.other = t.other.Set(id, v)
 }
 
-// del removes run id.
+// del removes run id: its record, and the slot it shadowed or was.
 func (t *runTable) del(c *catalog, id string) {
 	if _, ok := t.get(c, id); !ok {
 		return
 	}
 	t.len--
-	if _, ok := c.find(t.log, t.n, id); ok {
-		t.other = t.other.Set(id, nil)
-	} else {
-		t.other = t.other.Delete(id)
+	t.other = t.other.Delete(id)
+	if i, ok := t.find(c, id); ok {
+		t.kill(i)
 	}
 }
 
@@ -371,14 +389,14 @@ func (t *runTable) each(c *catalog, f func(id string, v *Cached)) {
 	}
 	for i := 0; i < t.n; i++ {
 		s := t.log.at(i)
-		if s.ns == 0 {
+		if s.ns == 0 || t.isDead(i) {
 			continue
 		}
 		id := runs.RunID(c.nsNames[s.ns], t.log.base+int64(i)+1)
 		if _, ok := t.other.Get(id); ok {
 			continue
 		}
-		if j, ok := c.find(t.log, t.n, id); ok && j == i {
+		if j, ok := t.find(c, id); ok && j == i {
 			f(id, c.cached(id, s))
 		}
 	}

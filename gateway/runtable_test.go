@@ -237,3 +237,48 @@ func TestTimeChunk(t *testing.T) {
 		t.Fatalf("times a millisecond apart widened the chunk: %d wide, %d compact", len(c.wide), len(c.delta))
 	}
 }
+
+// A removed slot run leaves no record behind (its slot is marked dead), and a
+// later run with the same id — a counter whose hash collides — is visible
+// (the review's sweep-then-collide case, runs-api §11.2 and §12.1).
+func TestRemovedSlotRuns(t *testing.T) {
+	p := runs.RunNSHash("hermes")
+	seen := map[uint32]int64{}
+	var n1, n2 int64
+	for n := int64(1); n1 == 0; n++ {
+		h := runs.RunHashOf(p, n)
+		if m, ok := seen[h]; ok {
+			n1, n2 = m, n
+		}
+		seen[h] = n
+	}
+	cat := newCatalog()
+	tab := newRunTable()
+	owner := Owner{Scope: "s", Local: true, Alive: true}
+	for n := int64(1); n <= n2; n++ {
+		id := runs.RunID("hermes", n)
+		nsI, _ := cat.admitted("hermes", n)
+		kept := tab.admit(cat, id, nsI, n, float64(n), owner, true)
+		if !kept && n != n2 {
+			t.Fatalf("run %d not kept in a slot", n)
+		}
+		if n == n2 && !kept {
+			t.Fatalf("run %d (same id as the removed run %d) not kept in a slot", n2, n1)
+		}
+		if n < n2 { // complete and sweep every earlier run
+			tab.put(cat, id, &Cached{Record: []byte("done"), Status: runs.Completed, UpdatedAt: float64(n), Owner: owner})
+			tab.del(cat, id)
+		}
+	}
+	if tab.other.Len() != 0 || tab.len != 1 {
+		t.Fatalf("after removals: %d records kept, len %d", tab.other.Len(), tab.len)
+	}
+	if c, ok := tab.get(cat, runs.RunID("hermes", n2)); !ok || c.UpdatedAt != float64(n2) {
+		t.Fatalf("get(run %d) = %+v %v", n2, c, ok)
+	}
+	var ids []string
+	tab.each(cat, func(id string, _ *Cached) { ids = append(ids, id) })
+	if len(ids) != 1 || ids[0] != runs.RunID("hermes", n2) {
+		t.Fatalf("each gave %v", ids)
+	}
+}

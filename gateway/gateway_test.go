@@ -209,3 +209,33 @@ func TestTransportRange(t *testing.T) {
 		}
 	}
 }
+
+// A run the catalog cannot hold (a counter beyond 32 bits) keeps a transport
+// outside the counter range, which still expires (review finding 3;
+// runs-api §11.2).
+func TestTransportOutsideCatalogExpires(t *testing.T) {
+	g, wall := newClockGateway(t)
+	*wall = 1700000000000
+	g.mu.Lock()
+	g.space("default").branches["main"].st.runCounter = 1 << 32
+	g.mu.Unlock()
+	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := tkey{"default", "main", a.RunID}
+	if tr := g.transport(k); tr == nil || !tr.alone {
+		t.Fatalf("transport of run 2^32+1 = %+v", tr)
+	}
+	if _, err := g.Get(Main("default"), a.RunID); err != nil {
+		t.Fatalf("Get(run 2^32+1) = %v", err)
+	}
+	g.expireTransports("default", "main", 1700000000+300)
+	if g.transport(k) == nil {
+		t.Fatal("expired at exactly 300 s")
+	}
+	g.expireTransports("default", "main", 1700000000+300.5)
+	if g.transport(k) != nil {
+		t.Fatal("still there after 300.5 s")
+	}
+}

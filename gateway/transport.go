@@ -19,6 +19,7 @@ type bkey struct{ ns, branch string }
 
 type transport struct {
 	created  float64
+	alone    bool // outside the counter range (its run is not in the catalog): expiry finds it in m
 	frames   [][]byte
 	ended    bool // the run became terminal: ": stream closed" after the frames
 	aborted  bool // destroyed under a subscriber (reset, restart, checkout): end at once
@@ -97,7 +98,7 @@ func (g *Gateway) transport(k tkey) *transport {
 }
 
 // counter finds the counter of run's transport when it is in the range and
-// not destroyed.
+// not destroyed; of two runs with the same id (colliding hashes), the newer.
 func (b *branchTransports) counter(c *catalog, run string) (int64, bool) {
 	if b.head == b.next || b.ns == 0 {
 		return 0, false
@@ -106,15 +107,14 @@ func (b *branchTransports) counter(c *catalog, run string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	var found int64
-	ok = c.index[b.ns].each(h, func(n int64) bool {
-		if _, gone := b.gone[n]; n >= b.head && n < b.next && !gone {
+	found := int64(-1)
+	c.index[b.ns].each(h, func(n int64) bool {
+		if _, gone := b.gone[n]; n >= b.head && n < b.next && !gone && n > found {
 			found = n
-			return true
 		}
 		return false
 	})
-	return found, ok
+	return found, found >= 0
 }
 
 // openTransport opens the transport of an admitted run, whose slot the
@@ -133,8 +133,8 @@ func (g *Gateway) openTransport(o opening, created float64) {
 		l.at(int(n-1-l.base)).at != created {
 		// Not in the catalog, or (never happens: counters grow by one between
 		// destructions of the set, with a slot each) out of order: keep it as
-		// a touched one.
-		b.m[k.run] = &transport{created: created}
+		// a touched one outside the range.
+		b.m[k.run] = &transport{created: created, alone: true}
 		return
 	}
 	if b.next > b.head && created < b.latest {
@@ -194,7 +194,15 @@ func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
 func (g *Gateway) expireTransports(ns, branch string, at float64) {
 	bk := bkey{ns, branch}
 	b := g.transports[bk]
-	if b == nil || b.head == b.next {
+	if b == nil {
+		return
+	}
+	for run, t := range b.m {
+		if t.alone && t.subs == 0 && at-t.created > 300 {
+			delete(b.m, run)
+		}
+	}
+	if b.head == b.next {
 		return
 	}
 	l, _ := g.slotTimes(bk)
@@ -204,7 +212,7 @@ func (g *Gateway) expireTransports(ns, branch string, at float64) {
 			return
 		}
 		run := runs.RunID(g.cat.nsNames[b.ns], n)
-		if t, ok := b.m[run]; ok && t.subs == 0 {
+		if t, ok := b.m[run]; ok && !t.alone && t.subs == 0 && t.created == created(n) {
 			delete(b.m, run)
 		}
 	}

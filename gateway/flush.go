@@ -52,6 +52,17 @@ func (f *flusher) enqueue(b storage.Batch) uint64 {
 	return f.enq
 }
 
+// maxBehind is how many batches may wait to be written before requests that
+// need not wait for them (in memory) wait all the same.
+const maxBehind = 4096
+
+// behind reports whether more than maxBehind batches wait to be written.
+func (f *flusher) behind() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.enq-f.done > maxBehind
+}
+
 // last is the sequence number of the newest batch.
 func (f *flusher) last() uint64 {
 	f.mu.Lock()

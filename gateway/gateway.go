@@ -272,7 +272,7 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 // every later request waiting for the lock.
 func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
 	before, seq, err := g.lockedRun(fn)
-	if !g.waits() {
+	if !g.waits() && !g.q.behind() {
 		return err
 	}
 	if werr := g.q.wait(before, seq); werr != nil && err == nil {
@@ -300,7 +300,8 @@ func (g *Gateway) lockedRun(fn func() *runs.Error) (before, seq uint64, err *run
 // waits tells whether requests wait for their durable batches: with --db they
 // do; the private in-memory store is written all the same, but nothing in it
 // outlives the process, so no answer waits for it (a failed write there is
-// repaired by the next transaction like any other).
+// repaired by the next transaction like any other) — unless the flusher falls
+// behind (flusher.behind), which bounds the batches waiting in memory.
 func (g *Gateway) waits() bool { return g.db.Path() != "" }
 
 // repair rewrites every namespace's durable state and the clock from memory

@@ -239,3 +239,17 @@ func TestTransportOutsideCatalogExpires(t *testing.T) {
 		t.Fatal("still there after 300.5 s")
 	}
 }
+
+// In memory no request waits for the mirror unless more than maxBehind batches
+// wait to be written.
+func TestFlusherBehind(t *testing.T) {
+	for _, c := range []struct {
+		enq, done uint64
+		want      bool
+	}{{0, 0, false}, {maxBehind, 0, false}, {maxBehind + 1, 0, true}, {maxBehind + 10, 10, false}, {maxBehind + 11, 10, true}} {
+		f := &flusher{enq: c.enq, done: c.done}
+		if got := f.behind(); got != c.want {
+			t.Errorf("enq %d done %d: behind = %v, want %v", c.enq, c.done, got, c.want)
+		}
+	}
+}

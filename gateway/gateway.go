@@ -272,7 +272,7 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 // every later request waiting for the lock.
 func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
 	before, seq, err := g.lockedRun(fn)
-	if !g.waits() && !g.q.behind() {
+	if !g.waits() && (seq == before || !g.q.behind()) {
 		return err
 	}
 	if werr := g.q.wait(before, seq); werr != nil && err == nil {

@@ -151,16 +151,7 @@ func TestRunTableModel(t *testing.T) {
 // 32-bit hashes collide) behave as one map key: the later admission replaces
 // the earlier run, and removing the id removes it (runs-api §12.1).
 func TestCatalogCollision(t *testing.T) {
-	p := runs.RunNSHash("hermes")
-	seen := map[uint32]int64{}
-	var n1, n2 int64
-	for n := int64(1); n1 == 0; n++ {
-		h := runs.RunHashOf(p, n)
-		if m, ok := seen[h]; ok {
-			n1, n2 = m, n
-		}
-		seen[h] = n
-	}
+	n1, n2 := collidingCounters()
 	id := runs.RunID("hermes", n1)
 	if runs.RunID("hermes", n2) != id {
 		t.Fatalf("runs %d and %d: ids differ", n1, n2)
@@ -242,16 +233,7 @@ func TestTimeChunk(t *testing.T) {
 // later run with the same id — a counter whose hash collides — is visible
 // (the review's sweep-then-collide case, runs-api §11.2 and §12.1).
 func TestRemovedSlotRuns(t *testing.T) {
-	p := runs.RunNSHash("hermes")
-	seen := map[uint32]int64{}
-	var n1, n2 int64
-	for n := int64(1); n1 == 0; n++ {
-		h := runs.RunHashOf(p, n)
-		if m, ok := seen[h]; ok {
-			n1, n2 = m, n
-		}
-		seen[h] = n
-	}
+	n1, n2 := collidingCounters()
 	cat := newCatalog()
 	tab := newRunTable()
 	owner := Owner{Scope: "s", Local: true, Alive: true}
@@ -280,5 +262,19 @@ func TestRemovedSlotRuns(t *testing.T) {
 	tab.each(cat, func(id string, _ *Cached) { ids = append(ids, id) })
 	if len(ids) != 1 || ids[0] != runs.RunID("hermes", n2) {
 		t.Fatalf("each gave %v", ids)
+	}
+}
+
+// collidingCounters returns the first two counters of storage namespace
+// "hermes" whose run ids are the same string (their 32-bit hashes collide).
+func collidingCounters() (n1, n2 int64) {
+	p := runs.RunNSHash("hermes")
+	seen := map[uint32]int64{}
+	for n := int64(1); ; n++ {
+		h := runs.RunHashOf(p, n)
+		if m, ok := seen[h]; ok {
+			return m, n
+		}
+		seen[h] = n
 	}
 }

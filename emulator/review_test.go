@@ -37,14 +37,7 @@ func TestFaultResponseHasNoHistoryEcho(t *testing.T) {
 // runs-api §3 step 8: the body limit applies to POST, PUT and PATCH only; a
 // DELETE is routed (404) whatever its declared length.
 func TestBodyLimitOnlyForBodies(t *testing.T) {
-	x := newH(t, emulator.Options{})
-	conn, err := net.Dial("tcp", strings.TrimPrefix(x.srv.URL(), "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	_, _ = conn.Write([]byte("DELETE /v1/runs/x HTTP/1.1\r\nHost: e\r\nContent-Length: 99999999999\r\n\r\n"))
+	conn := rawRequest(t, newH(t, emulator.Options{}), "DELETE /v1/runs/x HTTP/1.1\r\nHost: e\r\nContent-Length: 99999999999\r\n\r\n")
 	buf := make([]byte, 4096)
 	n, _ := conn.Read(buf)
 	if got := string(buf[:n]); !strings.HasPrefix(got, "HTTP/1.1 404") || !strings.Contains(got, `{"message":"page not found"}`) {
@@ -125,13 +118,7 @@ func TestCloseEndsOrphanedStream(t *testing.T) {
 // connection (pipeline step 8; README "Where the spec is silent").
 func TestTruncatedBody(t *testing.T) {
 	x := newH(t, emulator.Options{})
-	conn, err := net.Dial("tcp", strings.TrimPrefix(x.srv.URL(), "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	_, _ = conn.Write([]byte("POST /v1/runs HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{\"input\""))
+	conn := rawRequest(t, x, "POST /v1/runs HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{\"input\"")
 	_ = conn.(*net.TCPConn).CloseWrite()
 	got, _ := io.ReadAll(conn)
 	if s := string(got); !strings.HasPrefix(s, "HTTP/1.1 400") || !strings.Contains(s, "Connection: close") ||
@@ -139,4 +126,18 @@ func TestTruncatedBody(t *testing.T) {
 		t.Fatalf("got %q", s)
 	}
 	x.want(x.get("/v1/runs/run_4e685a726271445348426a4a70783364"), 404, "") // nothing was admitted
+}
+
+// rawRequest writes raw bytes to a new connection to x's server (closed at
+// the end of the test, reads and writes bounded by 5 s) and returns it.
+func rawRequest(t *testing.T, x *h, raw string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(x.srv.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	_, _ = conn.Write([]byte(raw))
+	return conn
 }

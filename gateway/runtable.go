@@ -383,9 +383,7 @@ func (t *runTable) each(c *catalog, f func(id string, v *Cached)) {
 	it := t.other.Iterator()
 	for !it.Done() {
 		id, v, _ := it.Next()
-		if v != nil {
-			f(id, v)
-		}
+		f(id, v)
 	}
 	for i := 0; i < t.n; i++ {
 		s := t.log.at(i)

@@ -2,9 +2,8 @@ package storage
 
 import (
 	"context"
-	"crypto/rand"
+	"database/sql"
 	"database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -21,13 +20,12 @@ import (
 // failing with SQLITE_BUSY.
 const busyTimeoutMs = 10000
 
-// DB is an open store: a file database (--db, WAL) or a private in-memory one.
+// DB is an open store: a file database (--db, WAL) or a private one.
 // It is safe for concurrent use; every method runs in its own transaction.
 type DB struct {
 	x        *sqlx.DB
 	path     string
 	existed  bool
-	keeper   driver.Conn // in-memory only: pins the shared-cache database
 	once     sync.Once
 	closeErr error
 	stmts    stmts
@@ -73,46 +71,37 @@ func (db *DB) prepare() (err error) {
 	return err
 }
 
-// memSeq numbers in-memory databases within the process.
-var memSeq atomic.Uint64
-
-// Open opens the store. path "" gives a private in-memory database that lives
-// until Close and is never shared with another DB, even in the same process
+// Open opens the store. path "" gives a private database that lives until
+// Close and is never shared with another DB, even in the same process
 // (runs-api §10.4: two embedded instances never share state). Any other path is
 // a SQLite file, created when missing, in WAL mode with synchronous=NORMAL (a
 // committed transaction survives a process crash, kill -9 included, though not
 // necessarily a power loss), with busy_timeout set and the embedded migrations
 // applied. A file holding another application's database is refused (ErrForeign).
 //
+// The private database is a SQLite temporary database (file name ""): its
+// pages live in the connection's page cache, and once they outgrow it (2 MiB)
+// they spill to an anonymous file that SQLite deletes as it creates it, so a
+// long load keeps the process small; nothing of it outlives Close or the
+// process. Such a database belongs to the one connection that opened it, so the
+// pool holds exactly one connection for the life of the DB, and a second
+// connection is refused (errLost) rather than silently starting empty.
+//
 // Connections. Both modes use exactly one pooled connection (SetMaxOpenConns(1)):
-//   - In memory, the database is the URI file:hermes-mem-<seq>-<random>?mode=memory&cache=shared.
-//     A unique name isolates instances. The pool must not grow: in shared-cache
-//     mode concurrent connections conflict on table locks (SQLITE_LOCKED), which
-//     busy_timeout does not cover. A second, idle "keeper" connection that never
-//     runs a statement holds the database open, so it survives even if the pool
-//     ever replaces its connection (an in-memory database dies with its last
-//     connection).
-//   - On a file, the caller serialises its calls and only reads at start-up
-//     (Load), so more connections would buy nothing; one connection makes
-//     database/sql queue concurrent callers in the process, so they never meet
-//     SQLITE_BUSY. Immediate transactions and busy_timeout still protect the file
-//     against another handle or process.
+// on a file, the caller serialises its calls and only reads at start-up (Load),
+// so more connections would buy nothing; one connection makes database/sql
+// queue concurrent callers in the process, so they never meet SQLITE_BUSY.
+// Immediate transactions and busy_timeout still protect the file against
+// another handle or process.
 func Open(path string) (*DB, error) {
 	ms, err := loadMigrations(migrationFS)
 	if err != nil {
 		return nil, err
 	}
 	db := &DB{path: path}
-	var dsn string
 	if path == "" {
-		var r [8]byte
-		_, _ = rand.Read(r[:]) // never fails (crypto/rand contract)
-		name := fmt.Sprintf("file:hermes-mem-%d-%s?mode=memory&cache=shared", memSeq.Add(1), hex.EncodeToString(r[:]))
-		db.keeper, err = (&sqlite.Driver{}).Open(name)
-		if err != nil {
-			return nil, fmt.Errorf("storage: open in-memory database: %w", err)
-		}
-		dsn = name + "&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMs) + ")&_txlock=immediate"
+		dsn := fmt.Sprintf("file:?_pragma=busy_timeout(%d)&_pragma=temp_store(1)&_txlock=immediate", busyTimeoutMs)
+		db.x = sqlx.NewDb(sql.OpenDB(&oneConn{dsn: dsn}), "sqlite")
 	} else {
 		abs, err := filepath.Abs(path)
 		if err != nil {
@@ -130,12 +119,10 @@ func Open(path string) (*DB, error) {
 		// (~18% measured); a crash still loses no committed transaction.
 		q.Add("_pragma", "wal_autocheckpoint(16384)")
 		q.Set("_txlock", "immediate")
-		dsn = u.String() + "?" + q.Encode()
-	}
-	db.x, err = sqlx.Open("sqlite", dsn)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("storage: open: %w", err)
+		if db.x, err = sqlx.Open("sqlite", u.String()+"?"+q.Encode()); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("storage: open: %w", err)
+		}
 	}
 	db.x.SetMaxOpenConns(1)
 	db.x.SetMaxIdleConns(1)
@@ -164,9 +151,6 @@ func (db *DB) Close() error {
 		if db.x != nil {
 			errs = append(errs, db.x.Close())
 		}
-		if db.keeper != nil {
-			errs = append(errs, db.keeper.Close())
-		}
 		db.closeErr = errors.Join(errs...)
 	})
 	return db.closeErr
@@ -179,3 +163,23 @@ func (db *DB) Path() string { return db.path }
 // real restart (runs-api §10.4), after which the caller performs a stale logical
 // restart of every namespace Load returns. Always false in memory.
 func (db *DB) Existed() bool { return db.existed }
+
+// errLost is what a private database answers once its connection is gone: the
+// data went with it, and an empty database in its place would hide that.
+var errLost = errors.New("storage: the private database's connection was closed; its data is gone")
+
+// oneConn connects to a private database once; a second connection would be a
+// different, empty database.
+type oneConn struct {
+	dsn    string
+	opened atomic.Bool
+}
+
+func (c *oneConn) Connect(context.Context) (driver.Conn, error) {
+	if c.opened.Swap(true) {
+		return nil, errLost
+	}
+	return c.Driver().Open(c.dsn)
+}
+
+func (c *oneConn) Driver() driver.Driver { return &sqlite.Driver{} }

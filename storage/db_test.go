@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,16 +158,58 @@ func TestOpenInMemory(t *testing.T) {
 	assertState(t, openMem(t), state{})
 }
 
-// The keeper connection holds the in-memory database open when the pool drops
-// and reopens its connection (here forced by allowing no idle connection).
-func TestInMemorySurvivesPoolReconnect(t *testing.T) {
+// A private database is its one connection: when the pool drops it (here
+// forced by allowing no idle connection) the data is gone, and the next call
+// fails with errLost instead of writing to a new, empty database.
+func TestPrivateDatabaseRefusesASecondConnection(t *testing.T) {
 	db := openMem(t)
-	db.x.SetMaxIdleConns(0) // every use opens and then closes a connection
 	ctx := context.Background()
 	if err := db.Apply(ctx, Batch{Namespace: "n", Meta: &Namespace{RunCounter: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	assertState(t, db, state{ns: []Namespace{{Name: "n", RunCounter: 2}}})
+	db.x.SetMaxIdleConns(0) // closes the idle connection, and with it the database
+	err := db.Apply(ctx, Batch{Namespace: "n", Meta: &Namespace{RunCounter: 3}})
+	if !errors.Is(err, errLost) {
+		t.Fatalf("second connection: err = %v, want errLost", err)
+	}
+	if _, _, _, err := db.Load(ctx); !errors.Is(err, errLost) {
+		t.Fatalf("load: err = %v, want errLost", err)
+	}
+}
+
+// A private database is a SQLite temporary database (main file "", temp_store
+// FILE), which spills to a deleted file instead of growing the process; rows far
+// beyond its 2 MiB cache are all written and read back.
+func TestPrivateDatabaseIsATemporaryDatabase(t *testing.T) {
+	db := openMem(t)
+	ctx := context.Background()
+	var seq int
+	var name, file string
+	if err := db.x.QueryRowx("PRAGMA database_list").Scan(&seq, &name, &file); err != nil || name != "main" || file != "" {
+		t.Fatalf("database_list = %d %q %q, %v; want main \"\"", seq, name, file, err)
+	}
+	var store int
+	if err := db.x.Get(&store, "PRAGMA temp_store"); err != nil || store != 1 {
+		t.Fatalf("temp_store = %d, %v; want 1 (FILE)", store, err)
+	}
+	rec := []byte(`{"a":"` + strings.Repeat("x", 1000) + `"}`)
+	const n = 5000 // ~5 MB of records
+	b := Batch{Namespace: "n", Meta: &Namespace{Name: "n", RunCounter: n}}
+	for i := range n {
+		r := res("n", "s", fmt.Sprint("k", i), fmt.Sprint("run_", i), float64(i))
+		r.Record = rec
+		b.Upsert = append(b.Upsert, r)
+	}
+	if err := db.Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	_, rs, _, err := db.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != n || string(rs[n-1].Record) != string(rec) {
+		t.Fatalf("loaded %d reservations, want %d", len(rs), n)
+	}
 }
 
 func TestOpenRefusesOtherDatabases(t *testing.T) {

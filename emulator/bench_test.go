@@ -3,6 +3,7 @@ package emulator_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -45,26 +46,42 @@ func BenchmarkSubmitKeyless(b *testing.B) {
 	}
 }
 
-// BenchmarkRetainedPerRun reports the heap each admitted keyless run keeps
-// (the cache layer never sweeps unfinished runs, runs-api §11.2): its slot,
-// its catalog entry and its untouched SSE transport. Run it with a fixed
-// count, e.g. -benchtime 200000x.
+// BenchmarkRetainedPerRun reports the heap each admitted run keeps (the cache
+// layer never sweeps unfinished runs, runs-api §11.2): for a keyless run its
+// slot, its catalog entry and its untouched SSE transport; for a keyed one also
+// its reservation (runs-api §7), with a new key of 22 bytes as scripts/bench
+// sends. Run it with a fixed count, e.g. -benchtime 200000x.
 func BenchmarkRetainedPerRun(b *testing.B) {
-	h := emulatortest.New(b, emulator.Options{NoListener: true}).Handler()
-	benchServe(h, "POST", "/v1/runs", benchSubmitBody) // the namespace and its first chunks
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	n := 0
-	for b.Loop() {
-		if rec := benchServe(h, "POST", "/v1/runs", benchSubmitBody); rec.Code != 202 {
-			b.Fatalf("POST /v1/runs = %d %s", rec.Code, rec.Body)
-		}
-		n++
+	for _, keyed := range []bool{false, true} {
+		name := map[bool]string{false: "keyless", true: "keyed"}[keyed]
+		b.Run(name, func(b *testing.B) {
+			h := emulatortest.New(b, emulator.Options{NoListener: true}).Handler()
+			submit := func(i int) *httptest.ResponseRecorder {
+				req := httptest.NewRequest("POST", "http://emulator/v1/runs", bytes.NewReader(benchSubmitBody))
+				req.Header.Set("Content-Type", "application/json")
+				if keyed {
+					req.Header.Set("Idempotency-Key", fmt.Sprintf("kmh3x9q2ab7c1-%d-%d", i%32, i/32))
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				return rec
+			}
+			submit(-1) // the namespace and its first chunks
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			n := 0
+			for b.Loop() {
+				if rec := submit(n); rec.Code != 202 {
+					b.Fatalf("POST /v1/runs = %d %s", rec.Code, rec.Body)
+				}
+				n++
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "heapB/run")
+		})
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "heapB/run")
 }
 
 // BenchmarkPoll is GET /v1/runs/{id} (runs-api §6.2) over 1,000 existing runs in turn.

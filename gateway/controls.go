@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"github.com/benbjohnson/immutable"
-
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
@@ -166,22 +164,15 @@ func (g *Gateway) Restart(ns string, alive bool) (Restarted, *runs.Error) {
 func (x *tx) restart(alive bool) Restarted {
 	var out Restarted
 	x.st.runs.each(x.g.cat, func(id string, _ *Cached) {
-		if _, ok := x.st.resByRun.Get(id); !ok {
+		if _, ok := x.st.res.ofRun(x.g.cat, id); !ok {
 			out.Discarded++
 		}
 	})
 	// Rewrite every reservation's owner; storage gets one UPDATE, not a row each.
-	res := immutable.NewMap[string, *Reservation](nil)
-	rit := x.st.res.Iterator()
-	for !rit.Done() {
-		k, r, _ := rit.Next()
-		nr := *r
-		nr.Owner.Local, nr.Owner.Alive = false, alive
-		res = res.Set(k, &nr)
-	}
-	out.Retained = res.Len()
 	fresh := newState()
-	fresh.res, fresh.resByRun, fresh.prunable = res, x.st.resByRun, x.st.prunable
+	fresh.res, fresh.prunable = x.st.res, x.st.prunable
+	fresh.res.restarted(alive)
+	out.Retained = fresh.res.len
 	fresh.scopeProfile, fresh.scopeIdentity = x.st.scopeProfile, x.st.scopeIdentity
 	fresh.runCounter, fresh.approvalCounter = x.st.runCounter, x.st.approvalCounter
 	fresh.nextSweep, fresh.hasSweep = x.now()+60, true

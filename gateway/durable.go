@@ -41,7 +41,7 @@ func (g *Gateway) load() error {
 			return fmt.Errorf("gateway: load: reservation %s of %s: record does not parse", r.RunID, r.Namespace)
 		}
 		bs := ns.branches["main"]
-		bs.st.putRes(&Reservation{Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID,
+		bs.st.putRes(g.cat, &Reservation{Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID,
 			Owner:  Owner{Scope: r.OwnerScope, Keyed: r.Keyed},
 			Record: r.Record, Status: runs.RecordStatus(rec.Obj), UpdatedAt: r.UpdatedAt})
 	}
@@ -58,13 +58,7 @@ func (g *Gateway) load() error {
 func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
 	b := storage.Batch{Namespace: ns, Clear: true, Meta: &storage.Namespace{Name: ns, RunCounter: st.runCounter,
 		ApprovalCounter: st.approvalCounter, ScopeProfile: st.scopeProfile, ScopeIdentity: st.scopeIdentity}}
-	it := st.res.Iterator()
-	for !it.Done() {
-		_, r, _ := it.Next()
-		b.Upsert = append(b.Upsert, storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key,
-			Fingerprint: r.Fingerprint, RunID: r.RunID, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed,
-			Local: r.Owner.Local, Alive: r.Owner.Alive, Record: r.durable(), UpdatedAt: r.UpdatedAt})
-	}
+	st.res.each(g.cat, func(r *Reservation) { b.Upsert = append(b.Upsert, r.row(ns)) })
 	g.q.enqueue(b)
 	if space := g.spaces[ns]; space != nil {
 		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter

@@ -49,7 +49,7 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		scope := x.scope()
 		if key != "" {
 			x.prune()
-			if r, ok := x.st.res.Get(resKey(scope, key)); ok {
+			if r, ok := x.st.res.get(x.g.cat, scope, key); ok {
 				if r.Fingerprint != fingerprint {
 					return runs.ErrKeyConflict
 				}
@@ -81,8 +81,13 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 				Status: runs.Queued, UpdatedAt: now}
 			if !sub.Plain() {
 				r.Record = encode(runs.SortedCopy(runs.ObjectValue(record())).Obj)
+				x.putRes(r)
+			} else if x.st.res.admit(x.g.cat, nsI, n, now, scope, key, fingerprint) {
+				x.dirty = true
+				x.writeRes(r)
+			} else {
+				x.putRes(r)
 			}
-			x.putRes(r)
 		}
 		x.openTransport(id, nsI, n, now)
 		x.accept = true

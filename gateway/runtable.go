@@ -146,24 +146,27 @@ func (l *slotLog) fork(n int) *slotLog {
 type runTable struct {
 	log   *slotLog
 	n     int                             // slots of log this version sees
-	dead  *immutable.List[uint64]         // bit i set: slot i was removed in this version; nil = none
+	dead  deadSet                         // slots removed in this version
 	other *immutable.Map[string, *Cached] // runs not in slots, and changed slot runs (they shadow the slot)
 	len   int                             // runs present
 }
 
-func (t *runTable) isDead(i int) bool {
-	return t.dead != nil && i/64 < t.dead.Len() && t.dead.Get(i/64)>>(i%64)&1 != 0
+// deadSet is a persistent bitset: bit i set means entry (or slot) i of a
+// shared log was removed in this version. The zero value is empty.
+type deadSet struct{ l *immutable.List[uint64] }
+
+func (d deadSet) has(i int) bool {
+	return d.l != nil && i/64 < d.l.Len() && d.l.Get(i/64)>>(i%64)&1 != 0
 }
 
-// kill marks slot i removed in this version (the log is shared: it stays).
-func (t *runTable) kill(i int) {
-	if t.dead == nil {
-		t.dead = immutable.NewList[uint64]()
+func (d *deadSet) add(i int) {
+	if d.l == nil {
+		d.l = immutable.NewList[uint64]()
 	}
-	for t.dead.Len() <= i/64 {
-		t.dead = t.dead.Append(0)
+	for d.l.Len() <= i/64 {
+		d.l = d.l.Append(0)
 	}
-	t.dead = t.dead.Set(i/64, t.dead.Get(i/64)|1<<(i%64))
+	d.l = d.l.Set(i/64, d.l.Get(i/64)|1<<(i%64))
 }
 
 func newRunTable() runTable {
@@ -182,6 +185,8 @@ type catalog struct {
 	index   []nsIndex // by namespace index
 	scIdx   map[string]uint32
 	scNames []string
+	fpIdx   map[string]uint32 // fingerprints of plain reservations
+	fpNames []string
 }
 
 const maxIdx = 1 << 22 // catalog indexes
@@ -189,7 +194,7 @@ const maxIdx = 1 << 22 // catalog indexes
 // newCatalog returns an empty catalog; index 0 of each list is reserved.
 func newCatalog() *catalog {
 	return &catalog{nsIdx: map[string]uint32{}, nsNames: []string{""}, index: []nsIndex{{}},
-		scIdx: map[string]uint32{}, scNames: []string{""}}
+		scIdx: map[string]uint32{}, scNames: []string{""}, fpIdx: map[string]uint32{}, fpNames: []string{""}}
 }
 
 func intern(idx map[string]uint32, names *[]string, s string) (uint32, bool) {
@@ -291,7 +296,7 @@ func (t *runTable) find(c *catalog, id string) (int, bool) {
 	for _, ns := range l.nss {
 		c.index[ns].each(h, func(rn int64) bool {
 			i := rn - 1 - l.base
-			if i >= 0 && i < int64(n) && l.at(int(i)).ns == ns && !t.isDead(int(i)) {
+			if i >= 0 && i < int64(n) && l.at(int(i)).ns == ns && !t.dead.has(int(i)) {
 				found = int(i)
 				return true
 			}
@@ -338,7 +343,7 @@ func (t *runTable) del(c *catalog, id string) {
 	t.len--
 	t.other = t.other.Delete(id)
 	if i, ok := t.find(c, id); ok {
-		t.kill(i)
+		t.dead.add(i)
 	}
 }
 
@@ -387,7 +392,7 @@ func (t *runTable) each(c *catalog, f func(id string, v *Cached)) {
 	}
 	for i := 0; i < t.n; i++ {
 		s := t.log.at(i)
-		if s.ns == 0 || t.isDead(i) {
+		if s.ns == 0 || t.dead.has(i) {
 			continue
 		}
 		id := runs.RunID(c.nsNames[s.ns], t.log.base+int64(i)+1)

@@ -7,6 +7,7 @@ import (
 	"github.com/benbjohnson/immutable"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
 // Owner is a run's ownership stamp (runs-api §9): local means the run's executor
@@ -50,6 +51,13 @@ func (r *Reservation) durable() []byte {
 	return encode(runs.SortedCopy(runs.ObjectValue(runs.NewRecord(r.RunID, r.UpdatedAt, nil))).Obj)
 }
 
+// row is r as the store keeps it in namespace ns.
+func (r *Reservation) row(ns string) storage.Reservation {
+	return storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint,
+		RunID: r.RunID, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local,
+		Alive: r.Owner.Alive, Record: r.durable(), UpdatedAt: r.UpdatedAt}
+}
+
 func resKey(scope, key string) string { return scope + "\x00" + key }
 
 // aged orders entries by time, then by key, for the retention indexes.
@@ -72,8 +80,7 @@ func (agedComparer) Compare(a, b aged) int {
 // persistent map. Never change a map in place; every mutator returns a new map.
 type State struct {
 	runs      runTable
-	res       *immutable.Map[string, *Reservation] // by resKey(scope, key)
-	resByRun  *immutable.Map[string, string]       // run id → resKey
+	res       resTable
 	approvals *immutable.Map[string, []*runs.Obj]  // run id → pending approval events (FIFO)
 	steers    *immutable.Map[string, []string]     // run id → queued steer texts
 
@@ -94,8 +101,7 @@ type State struct {
 func newState() State {
 	return State{
 		runs:      newRunTable(),
-		res:       immutable.NewMap[string, *Reservation](nil),
-		resByRun:  immutable.NewMap[string, string](nil),
+		res:       newResTable(),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
 		steers:    immutable.NewMap[string, []string](nil),
 		sweepable: immutable.NewSortedMap[aged, struct{}](agedComparer{}),
@@ -105,7 +111,7 @@ func newState() State {
 
 // Records is the number of state rows a checkpoint captures (controls §8.1).
 func (s *State) Records() int {
-	n := 2*s.runs.len + s.res.Len() + s.nApprovals + s.nSteers
+	n := 2*s.runs.len + s.res.len + s.nApprovals + s.nSteers
 	if s.scopeProfile != "" {
 		n++
 	}
@@ -172,30 +178,26 @@ func (s *State) unindexRun(id string, old *Cached) {
 	}
 }
 
-func (s *State) putRes(r *Reservation) {
+func (s *State) putRes(cat *catalog, r *Reservation) {
 	k := resKey(r.Scope, r.Key)
-	if old, ok := s.res.Get(k); ok && runs.IsTerminal(old.Status) {
+	if old, ok := s.res.get(cat, r.Scope, r.Key); ok && runs.IsTerminal(old.Status) {
 		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
 	}
-	s.res = s.res.Set(k, r)
-	s.resByRun = s.resByRun.Set(r.RunID, k)
+	s.res.put(cat, r)
 	if runs.IsTerminal(r.Status) {
 		s.prunable = s.prunable.Set(aged{r.UpdatedAt, k}, struct{}{})
 	}
 }
 
-func (s *State) delRes(k string) {
-	old, ok := s.res.Get(k)
+func (s *State) delRes(cat *catalog, scope, key string) {
+	old, ok := s.res.get(cat, scope, key)
 	if !ok {
 		return
 	}
 	if runs.IsTerminal(old.Status) {
-		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
+		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, resKey(scope, key)})
 	}
-	s.res = s.res.Delete(k)
-	if cur, ok := s.resByRun.Get(old.RunID); ok && cur == k {
-		s.resByRun = s.resByRun.Delete(old.RunID)
-	}
+	s.res.del(cat, scope, key)
 }
 
 func (s *State) setApprovals(id string, q []*runs.Obj) {

@@ -21,23 +21,24 @@ func (x *tx) delRun(id string) {
 }
 
 func (x *tx) putRes(r *Reservation) {
-	x.st.putRes(r)
+	x.st.putRes(x.g.cat, r)
 	x.dirty = true
+	x.writeRes(r)
+}
+
+// writeRes adds reservation r to the durable batch.
+func (x *tx) writeRes(r *Reservation) {
 	if x.durable {
-		x.batch.Upsert = append(x.batch.Upsert, storage.Reservation{
-			Namespace: x.name, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID,
-			OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local, Alive: r.Owner.Alive,
-			Record: r.durable(), UpdatedAt: r.UpdatedAt,
-		})
+		x.batch.Upsert = append(x.batch.Upsert, r.row(x.name))
 	}
 }
 
-func (x *tx) delRes(k string) {
-	r, ok := x.st.res.Get(k)
+func (x *tx) delRes(scope, key string) {
+	r, ok := x.st.res.get(x.g.cat, scope, key)
 	if !ok {
 		return
 	}
-	x.st.delRes(k)
+	x.st.delRes(x.g.cat, scope, key)
 	x.dirty = true
 	if x.durable {
 		x.batch.Delete = append(x.batch.Delete, storage.ReservationKey{Scope: r.Scope, Key: r.Key})
@@ -79,8 +80,7 @@ func updatedAt(o *runs.Obj) float64 {
 func (x *tx) setRecord(id string, before *Cached, rec *runs.Obj, beforeRec *runs.Obj) *Cached {
 	c := &Cached{Record: encode(rec), Status: runs.RecordStatus(rec), UpdatedAt: updatedAt(rec), Owner: before.Owner}
 	x.putRun(id, c)
-	if k, ok := x.st.resByRun.Get(id); ok && runs.ShouldPersist(beforeRec, rec) {
-		r, _ := x.st.res.Get(k)
+	if r, ok := x.st.res.ofRun(x.g.cat, id); ok && runs.ShouldPersist(beforeRec, rec) {
 		nr := *r
 		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
 		nr.Status = c.Status
@@ -96,12 +96,8 @@ func (x *tx) hydrate(id, scope string) (*Cached, bool) {
 	if c, ok := x.st.runs.get(x.g.cat, id); ok && c.Owner.Scope == scope {
 		return c, true
 	}
-	k, ok := x.st.resByRun.Get(id)
-	if !ok {
-		return nil, false
-	}
-	r, _ := x.st.res.Get(k)
-	if r.Scope != scope {
+	r, ok := x.st.res.ofRun(x.g.cat, id)
+	if !ok || r.Scope != scope {
 		return nil, false
 	}
 	c := &Cached{Record: r.durable(), Status: r.Status, UpdatedAt: r.UpdatedAt, Owner: r.Owner}
@@ -136,8 +132,7 @@ func (x *tx) visible(id, scope string) bool {
 	if c, ok := x.st.runs.get(x.g.cat, id); ok && c.Owner.Scope == scope {
 		return true
 	}
-	if k, ok := x.st.resByRun.Get(id); ok {
-		r, _ := x.st.res.Get(k)
+	if r, ok := x.st.res.ofRun(x.g.cat, id); ok {
 		return r.Scope == scope
 	}
 	return false
@@ -194,7 +189,8 @@ func (x *tx) prune() {
 		doomed = append(doomed, k.key)
 	}
 	for _, k := range doomed {
-		x.delRes(k)
+		r, _ := x.st.res.other.Get(k) // terminal, so never an entry of the log
+		x.delRes(r.Scope, r.Key)
 	}
 }
 

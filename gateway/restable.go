@@ -1,0 +1,341 @@
+package gateway
+
+import (
+	"hash/maphash"
+	"slices"
+	"sort"
+
+	"github.com/benbjohnson/immutable"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// The reservations of one State, kept small the way its runs are (runtable.go).
+// Under a keyed load nearly every reservation is the one its admission wrote —
+// queued, its record the plain admission record, owned here — and such a
+// reservation is fully given by its run (storage namespace and counter n), its
+// time, its scope, its key and its fingerprint. It is kept as an entry of an
+// append-only log shared by every version: 4 bytes each of n, time and
+// fingerprint (interned: a suite sends the same body many times) plus the key's
+// bytes; a hash index of the log finds an entry by (scope, key), the catalog's
+// run index and a binary search over n find it by run. A reservation that
+// changes, or is not plain, is a *Reservation in a persistent map, and its
+// entry is marked dead in the version.
+//
+// A logical restart rewrites every owner (runs-api §10.3): a version records it
+// as the log length at the restart and the alive flag, which apply to every
+// entry before that length, rather than rewriting entries.
+
+// resLog is the shared log of plain reservations.
+type resLog struct {
+	chunks  []*resChunk
+	classes []classRun // (ns, scope) by from, ascending
+	nss     []uint32   // the storage namespaces of its entries
+	n       int
+	index   []uint32 // open addressing by hashKey: entry index + 1, 0 = empty
+	count   int
+}
+
+// resChunk holds slotChunk entries; only the log's last chunk grows.
+type resChunk struct {
+	times timeChunk
+	runN  []uint32 // run counters, ascending over the whole log
+	fps   []uint32 // catalog index of the fingerprint
+	ends  []uint32 // key i is keys[ends[i-1]:ends[i]]
+	keys  []byte
+}
+
+// resEntry is one entry of a log, decoded.
+type resEntry struct {
+	n         int64
+	at        float64
+	ns, scope uint32
+	fp        uint32
+	key       []byte // aliases the log: do not keep
+}
+
+var keySeed = maphash.MakeSeed()
+
+func hashKey(scope uint32, key string) uint32 {
+	h := maphash.String(keySeed, key)
+	return uint32(h>>32) ^ uint32(h) ^ scope*0x9E3779B9
+}
+
+func (l *resLog) entry(i int) resEntry {
+	c := l.chunks[i/slotChunk]
+	j := i % slotChunk
+	start := uint32(0)
+	if j > 0 {
+		start = c.ends[j-1]
+	}
+	k := sort.Search(len(l.classes), func(k int) bool { return l.classes[k].from > i }) - 1
+	return resEntry{n: int64(c.runN[j]), at: c.times.get(j), ns: l.classes[k].ns, scope: l.classes[k].scope,
+		fp: c.fps[j], key: c.keys[start:c.ends[j]]}
+}
+
+func (l *resLog) runN(i int) uint32 { return l.chunks[i/slotChunk].runN[i%slotChunk] }
+
+func (l *resLog) push(e resEntry) {
+	if !slices.Contains(l.nss, e.ns) {
+		l.nss = append(l.nss, e.ns)
+	}
+	if k := len(l.classes) - 1; k < 0 || l.classes[k].ns != e.ns || l.classes[k].scope != e.scope {
+		l.classes = append(l.classes, classRun{l.n, e.ns, e.scope})
+	}
+	if l.n%slotChunk == 0 {
+		l.chunks = append(l.chunks, &resChunk{times: timeChunk{delta: make([]int32, 0, slotChunk)}})
+	}
+	c := l.chunks[len(l.chunks)-1]
+	c.times.push(e.at)
+	c.runN = append(c.runN, uint32(e.n))
+	c.fps = append(c.fps, e.fp)
+	c.keys = append(c.keys, e.key...)
+	c.ends = append(c.ends, uint32(len(c.keys)))
+	l.n++
+	l.place(l.n-1, hashKey(e.scope, string(e.key)))
+}
+
+// place puts entry i into the index, growing it at 7/8 full.
+func (l *resLog) place(i int, h uint32) {
+	if 8*(l.count+1) > 7*len(l.index) {
+		old := l.index
+		l.index = make([]uint32, max(64, 2*len(old)))
+		l.count = 0
+		for _, v := range old {
+			if v != 0 {
+				e := l.entry(int(v - 1))
+				l.put(int(v-1), hashKey(e.scope, string(e.key)))
+			}
+		}
+	}
+	l.put(i, h)
+}
+
+func (l *resLog) put(i int, h uint32) {
+	mask := len(l.index) - 1
+	b := bucket(h, mask)
+	for l.index[b] != 0 {
+		b = (b + 1) & mask
+	}
+	l.index[b] = uint32(i + 1)
+	l.count++
+}
+
+// fork is a new log holding l's first n entries; full chunks are shared.
+func (l *resLog) fork(n int) *resLog {
+	nl := &resLog{}
+	if l == nil || n == 0 {
+		return nl
+	}
+	k := sort.Search(len(l.classes), func(k int) bool { return l.classes[k].from >= n })
+	nl.classes = slices.Clone(l.classes[:k])
+	for _, c := range nl.classes {
+		if !slices.Contains(nl.nss, c.ns) {
+			nl.nss = append(nl.nss, c.ns)
+		}
+	}
+	full := n / slotChunk
+	nl.chunks = append(make([]*resChunk, 0, full+1), l.chunks[:full]...)
+	if r := n % slotChunk; r > 0 {
+		c := l.chunks[full]
+		nl.chunks = append(nl.chunks, &resChunk{times: *c.times.prefix(r),
+			runN: slices.Clone(c.runN[:r]), fps: slices.Clone(c.fps[:r]), ends: slices.Clone(c.ends[:r]),
+			keys: slices.Clone(c.keys[:c.ends[r-1]])})
+	}
+	nl.n = n
+	for i := range n {
+		e := nl.entry(i)
+		nl.place(i, hashKey(e.scope, string(e.key)))
+	}
+	return nl
+}
+
+// resTable is one version of the reservations: the first n entries of log
+// that are not dead, and other.
+type resTable struct {
+	log   *resLog
+	n     int
+	dead  deadSet
+	other *immutable.Map[string, *Reservation] // by resKey(scope, key)
+	byRun *immutable.Map[string, string]       // run id → resKey, for other
+	len   int
+
+	restartedBelow int  // entries before it have owners rewritten by a restart
+	restartAlive   bool // the alive flag that restart gave them
+}
+
+func newResTable() resTable {
+	return resTable{other: immutable.NewMap[string, *Reservation](nil), byRun: immutable.NewMap[string, string](nil)}
+}
+
+// findKey returns the index of the live entry for (scope, key).
+func (t *resTable) findKey(c *catalog, scope, key string) (int, bool) {
+	l := t.log
+	if l == nil || t.n == 0 || len(l.index) == 0 {
+		return 0, false
+	}
+	scI, ok := c.scIdx[scope]
+	if !ok {
+		return 0, false
+	}
+	mask := len(l.index) - 1
+	for b := bucket(hashKey(scI, key), mask); l.index[b] != 0; b = (b + 1) & mask {
+		i := int(l.index[b] - 1)
+		if i >= t.n || t.dead.has(i) {
+			continue
+		}
+		if e := l.entry(i); e.scope == scI && string(e.key) == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// findRun returns the index of the live entry of run id.
+func (t *resTable) findRun(c *catalog, id string) (int, bool) {
+	l := t.log
+	if l == nil || t.n == 0 {
+		return 0, false
+	}
+	h, ok := runs.RunHash(id)
+	if !ok {
+		return 0, false
+	}
+	found := -1
+	for _, ns := range l.nss {
+		c.index[ns].each(h, func(n int64) bool {
+			i := sort.Search(t.n, func(i int) bool { return int64(l.runN(i)) >= n })
+			for ; i < t.n && int64(l.runN(i)) == n; i++ {
+				if l.entry(i).ns == ns && !t.dead.has(i) {
+					found = i
+					return true
+				}
+			}
+			return false
+		})
+		if found >= 0 {
+			return found, true
+		}
+	}
+	return 0, false
+}
+
+// reservation renders entry i.
+func (t *resTable) reservation(c *catalog, i int) *Reservation {
+	e := t.log.entry(i)
+	scope := c.scNames[e.scope]
+	owner := Owner{Scope: scope, Keyed: true, Local: true, Alive: true}
+	if i < t.restartedBelow {
+		owner.Local, owner.Alive = false, t.restartAlive
+	}
+	return &Reservation{Scope: scope, Key: string(e.key), Fingerprint: c.fpNames[e.fp],
+		RunID: runs.RunID(c.nsNames[e.ns], e.n), Owner: owner, Status: runs.Queued, UpdatedAt: e.at}
+}
+
+func (t *resTable) get(c *catalog, scope, key string) (*Reservation, bool) {
+	if r, ok := t.other.Get(resKey(scope, key)); ok {
+		return r, true
+	}
+	if i, ok := t.findKey(c, scope, key); ok {
+		return t.reservation(c, i), true
+	}
+	return nil, false
+}
+
+// ofRun returns the reservation of run id.
+func (t *resTable) ofRun(c *catalog, id string) (*Reservation, bool) {
+	if k, ok := t.byRun.Get(id); ok {
+		return t.other.Get(k)
+	}
+	if i, ok := t.findRun(c, id); ok {
+		return t.reservation(c, i), true
+	}
+	return nil, false
+}
+
+// put stores r, replacing the reservation of its (scope, key).
+func (t *resTable) put(c *catalog, r *Reservation) {
+	k := resKey(r.Scope, r.Key)
+	if i, ok := t.findKey(c, r.Scope, r.Key); ok {
+		t.dead.add(i)
+	} else if _, ok := t.other.Get(k); !ok {
+		t.len++
+	}
+	t.other = t.other.Set(k, r)
+	t.byRun = t.byRun.Set(r.RunID, k)
+}
+
+// del removes the reservation of (scope, key).
+func (t *resTable) del(c *catalog, scope, key string) {
+	k := resKey(scope, key)
+	if r, ok := t.other.Get(k); ok {
+		t.other = t.other.Delete(k)
+		if cur, ok := t.byRun.Get(r.RunID); ok && cur == k {
+			t.byRun = t.byRun.Delete(r.RunID)
+		}
+		t.len--
+		return
+	}
+	if i, ok := t.findKey(c, scope, key); ok {
+		t.dead.add(i)
+		t.len--
+	}
+}
+
+// admit keeps the plain reservation of the n-th run, run id, just admitted at
+// at in storage namespace nsI with (scope, key) new to this version, and
+// reports whether it could: the caller stores it as a *Reservation otherwise.
+func (t *resTable) admit(c *catalog, nsI uint32, n int64, at float64, scope, key, fingerprint string) bool {
+	if nsI == 0 || n < 1 || n > 1<<32-1 || len(key) > 1<<16 {
+		return false
+	}
+	scI, ok := intern(c.scIdx, &c.scNames, scope)
+	if !ok {
+		return false
+	}
+	fpI, ok := intern(c.fpIdx, &c.fpNames, fingerprint)
+	if !ok {
+		return false
+	}
+	if _, taken := t.ofRun(c, runs.RunID(c.nsNames[nsI], n)); taken {
+		return false // an earlier run with the same id (its 32-bit hash): the newer must shadow it
+	}
+	if t.log == nil || t.log.n != t.n {
+		t.log = t.log.fork(t.n)
+	}
+	if t.n > 0 && int64(t.log.runN(t.n-1)) >= n {
+		return false // counters only grow within a log; never happens
+	}
+	t.log.push(resEntry{n: n, at: at, ns: nsI, scope: scI, fp: fpI, key: []byte(key)})
+	t.n++
+	t.len++
+	return true
+}
+
+// restarted rewrites every owner as a logical restart does (runs-api §10.3).
+func (t *resTable) restarted(alive bool) {
+	t.restartedBelow, t.restartAlive = t.n, alive
+	res := immutable.NewMap[string, *Reservation](nil)
+	it := t.other.Iterator()
+	for !it.Done() {
+		k, r, _ := it.Next()
+		nr := *r
+		nr.Owner.Local, nr.Owner.Alive = false, alive
+		res = res.Set(k, &nr)
+	}
+	t.other = res
+}
+
+// each calls f with every reservation.
+func (t *resTable) each(c *catalog, f func(r *Reservation)) {
+	it := t.other.Iterator()
+	for !it.Done() {
+		_, r, _ := it.Next()
+		f(r)
+	}
+	for i := range t.n {
+		if !t.dead.has(i) {
+			f(t.reservation(c, i))
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package gateway
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// resVersion is one resTable version with the plain map it must behave as.
+type resVersion struct {
+	t       resTable
+	model   map[string]*Reservation // by resKey
+	counter int64
+	ns      string
+}
+
+func (v *resVersion) clone() *resVersion {
+	m := make(map[string]*Reservation, len(v.model))
+	for k, r := range v.model {
+		m[k] = r
+	}
+	return &resVersion{t: v.t, model: m, counter: v.counter, ns: v.ns}
+}
+
+func sameRes(a, b *Reservation) bool {
+	return a.Scope == b.Scope && a.Key == b.Key && a.Fingerprint == b.Fingerprint && a.RunID == b.RunID &&
+		a.Owner == b.Owner && a.Status == b.Status && a.UpdatedAt == b.UpdatedAt && bytes.Equal(a.Record, b.Record)
+}
+
+func checkResVersion(t *testing.T, step int, cat *catalog, v *resVersion, seen map[string]*Reservation) {
+	t.Helper()
+	if v.t.len != len(v.model) {
+		t.Fatalf("step %d: len = %d, model %d", step, v.t.len, len(v.model))
+	}
+	byRun := map[string]*Reservation{}
+	for _, r := range v.model {
+		byRun[r.RunID] = r
+	}
+	for k, r := range seen {
+		got, ok := v.t.get(cat, r.Scope, r.Key)
+		want, wok := v.model[k]
+		if ok != wok || ok && !sameRes(got, want) {
+			t.Fatalf("step %d: get(%q, %q) = %+v %v, want %+v %v", step, r.Scope, r.Key, got, ok, want, wok)
+		}
+		got, ok = v.t.ofRun(cat, r.RunID)
+		want, wok = byRun[r.RunID]
+		if ok != wok || ok && !sameRes(got, want) {
+			t.Fatalf("step %d: ofRun(%s) = %+v %v, want %+v %v", step, r.RunID, got, ok, want, wok)
+		}
+	}
+	var keys []string
+	v.t.each(cat, func(r *Reservation) {
+		k := resKey(r.Scope, r.Key)
+		if want := v.model[k]; want == nil || !sameRes(r, want) {
+			t.Fatalf("step %d: each gave %+v, want %+v", step, r, want)
+		}
+		keys = append(keys, k)
+	})
+	sort.Strings(keys)
+	for i := 1; i < len(keys); i++ {
+		if keys[i] == keys[i-1] {
+			t.Fatalf("step %d: each gave %q twice", step, keys[i])
+		}
+	}
+	if len(keys) != len(v.model) {
+		t.Fatalf("step %d: each gave %d reservations, model has %d", step, len(keys), len(v.model))
+	}
+}
+
+// TestResTableModel drives random keyed admissions (new keys and keys
+// reserved again after a removal), changes, removals, snapshots, restores
+// (forks of the log), namespace switches and logical restarts against a plain
+// map: every version always answers as its map does.
+func TestResTableModel(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			cat := newCatalog()
+			nss := []string{"hermes", "hermes:other", runs.BranchStorageNS("default", "feature")}
+			scopes := []string{"s1", "s2"}
+			fps := []string{"fp-a", "fp-b", "fp-c"}
+			cur := &resVersion{t: newResTable(), model: map[string]*Reservation{}, ns: nss[0]}
+			var saved []*resVersion
+			seen := map[string]*Reservation{}
+			keys := func(v *resVersion) []string {
+				out := make([]string, 0, len(v.model))
+				for k := range v.model {
+					out = append(out, k)
+				}
+				sort.Strings(out)
+				return out
+			}
+			for step := 0; step < 3000; step++ {
+				switch op := rng.IntN(100); {
+				case op < 50: // admit with a key absent from this version
+					cur.counter++
+					scope := scopes[rng.IntN(2)]
+					key := fmt.Sprint("key-", rng.IntN(4000))
+					if _, taken := cur.model[resKey(scope, key)]; taken {
+						continue
+					}
+					id := runs.RunID(cur.ns, cur.counter)
+					at := 1700000000 + float64(step)*0.37 // spans over 512 s: chunks widen
+					r := &Reservation{Scope: scope, Key: key, Fingerprint: fps[rng.IntN(3)], RunID: id,
+						Owner: Owner{Scope: scope, Keyed: true, Local: true, Alive: true}, Status: runs.Queued, UpdatedAt: at}
+					nsI, _ := cat.admitted(cur.ns, cur.counter)
+					if !cur.t.admit(cat, nsI, cur.counter, at, scope, key, r.Fingerprint) {
+						t.Fatalf("step %d: plain reservation %q not kept in the log", step, key)
+					}
+					cur.model[resKey(scope, key)] = r
+					seen[resKey(scope, key)] = r
+				case op < 65: // change a reservation
+					if ks := keys(cur); len(ks) > 0 {
+						k := ks[rng.IntN(len(ks))]
+						nr := *cur.model[k]
+						nr.Status, nr.UpdatedAt = runs.Running, float64(step)
+						nr.Record = []byte(`{"changed":` + fmt.Sprint(step) + `}`)
+						cur.t.put(cat, &nr)
+						cur.model[k] = &nr
+					}
+				case op < 77: // remove a reservation
+					if ks := keys(cur); len(ks) > 0 {
+						r := cur.model[ks[rng.IntN(len(ks))]]
+						cur.t.del(cat, r.Scope, r.Key)
+						delete(cur.model, resKey(r.Scope, r.Key))
+					}
+				case op < 78: // remove an absent one
+					cur.t.del(cat, "s1", "absent")
+				case op < 86: // snapshot
+					saved = append(saved, cur.clone())
+				case op < 94: // restore a snapshot (checkout): later admissions fork the log
+					if len(saved) > 0 {
+						cur = saved[rng.IntN(len(saved))].clone()
+					}
+				case op < 97: // another storage namespace continues the counter (a branch)
+					cur.ns = nss[rng.IntN(len(nss))]
+				default: // logical restart: every owner rewritten
+					alive := rng.IntN(2) == 0
+					cur.t.restarted(alive)
+					for k, r := range cur.model {
+						nr := *r
+						nr.Owner.Local, nr.Owner.Alive = false, alive
+						cur.model[k] = &nr
+					}
+				}
+				if step%8 == 0 { // every lookup of every key ever seen: not after each step, or it takes long
+					checkResVersion(t, step, cat, cur, seen)
+				}
+				if step%1000 == 0 {
+					for _, v := range saved {
+						checkResVersion(t, step, cat, v, seen)
+					}
+				}
+			}
+			for _, v := range saved {
+				checkResVersion(t, -1, cat, v, seen)
+			}
+		})
+	}
+}
+
+// TestResTableCollision: two runs whose ids are the same string (their 32-bit
+// hashes collide) each keep their reservation under its own key; by run id the
+// newer one answers, as in the run table.
+func TestResTableCollision(t *testing.T) {
+	n1, n2 := collidingCounters()
+	id := runs.RunID("hermes", n1)
+	cat := newCatalog()
+	tab := newResTable()
+	for n := int64(1); n <= n2; n++ {
+		nsI, _ := cat.admitted("hermes", n)
+		key := fmt.Sprint("k", n)
+		if n != n1 && n != n2 {
+			continue
+		}
+		if kept := tab.admit(cat, nsI, n, float64(n), "s", key, "fp"); kept != (n == n1) {
+			t.Fatalf("run %d kept in the log: %v", n, kept)
+		}
+		if n == n2 {
+			tab.put(cat, &Reservation{Scope: "s", Key: key, Fingerprint: "fp", RunID: id,
+				Owner: Owner{Scope: "s", Keyed: true, Local: true, Alive: true}, Status: runs.Queued, UpdatedAt: float64(n)})
+		}
+	}
+	if r, ok := tab.ofRun(cat, id); !ok || r.Key != fmt.Sprint("k", n2) {
+		t.Fatalf("ofRun(%s) = %+v %v, want the reservation of run %d", id, r, ok, n2)
+	}
+	for _, n := range []int64{n1, n2} {
+		if r, ok := tab.get(cat, "s", fmt.Sprint("k", n)); !ok || r.UpdatedAt != float64(n) || r.RunID != id {
+			t.Fatalf("get(k%d) = %+v %v", n, r, ok)
+		}
+	}
+	if tab.len != 2 {
+		t.Fatalf("len = %d, want 2", tab.len)
+	}
+}

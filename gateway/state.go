@@ -81,8 +81,8 @@ func (agedComparer) Compare(a, b aged) int {
 type State struct {
 	runs      runTable
 	res       resTable
-	approvals *immutable.Map[string, []*runs.Obj]  // run id → pending approval events (FIFO)
-	steers    *immutable.Map[string, []string]     // run id → queued steer texts
+	approvals *immutable.Map[string, []*runs.Obj] // run id → pending approval events (FIFO)
+	steers    *immutable.Map[string, []string]    // run id → queued steer texts
 
 	sweepable *immutable.SortedMap[aged, struct{}] // cached completed/failed/cancelled runs by updated_at
 	prunable  *immutable.SortedMap[aged, struct{}] // terminal reservations by durable updatedAt

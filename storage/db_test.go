@@ -67,8 +67,8 @@ func TestOpenFileReopen(t *testing.T) {
 	if got := pragma[int](t, db, "busy_timeout"); got != busyTimeoutMs {
 		t.Errorf("busy_timeout = %d, want %d", got, busyTimeoutMs)
 	}
-	if got := pragma[int](t, db, "user_version"); got != 1 {
-		t.Errorf("user_version = %d, want 1", got)
+	if got := pragma[int](t, db, "user_version"); got != 2 {
+		t.Errorf("user_version = %d, want 2", got)
 	}
 	if got := pragma[int](t, db, "application_id"); got != applicationID {
 		t.Errorf("application_id = %#x, want %#x", got, applicationID)
@@ -245,7 +245,7 @@ func TestOpenRefusesOtherDatabases(t *testing.T) {
 		msg     string // the error text must contain this
 	}{
 		{foreign, true, "storage: migrate: not a hermes-emulator database: a non-empty database without the hermes-emulator mark (file " + foreign + ")"},
-		{newer, false, "storage: migrate: database schema version 99 is newer than this build (1) (file " + newer + ")"},
+		{newer, false, "storage: migrate: database schema version 99 is newer than this build (2) (file " + newer + ")"},
 		{text, false, "file is not a database"},
 	}
 	for _, tt := range tests {

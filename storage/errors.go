@@ -14,9 +14,9 @@ import (
 // Errors of the store. Callers test them with errors.Is; any storage error is an
 // internal failure to the contract (a 500, runs.Internal), never a client error.
 var (
-	// ErrConstraint: a write broke a schema constraint (CHECK, NOT NULL, primary
-	// key or the one-reservation-per-run unique index). The transaction was rolled
-	// back; nothing of the batch was written.
+	// ErrConstraint: a write broke a schema constraint (CHECK, NOT NULL or
+	// primary key). The transaction was rolled back; nothing of the batch was
+	// written.
 	ErrConstraint = errors.New("constraint violated")
 	// ErrBatch: a Batch is malformed (no namespace, or a row of another namespace).
 	// It is rejected before any transaction begins.

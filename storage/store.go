@@ -102,8 +102,6 @@ const (
 	sqlEnsureNamespace = `INSERT INTO namespaces (name, run_counter, approval_counter, scope_profile, scope_identity)
 		VALUES (?, 0, 0, '', '') ON CONFLICT (name) DO NOTHING`
 	sqlDeleteReservation = `DELETE FROM reservations WHERE namespace = ? AND scope = ? AND idem_key = ?`
-	// The conflict target is the primary key only: a clash on the unique run-id
-	// index is an error (ErrConstraint), never a silent REPLACE of another row.
 	sqlUpsertReservation = `INSERT INTO reservations
 		(namespace, scope, idem_key, fingerprint, run_id, owner_scope, keyed, local, alive, record, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -124,8 +122,7 @@ const (
 
 // Apply performs the batch in ONE immediate transaction: all of it or nothing.
 // A malformed batch fails with ErrBatch before the transaction; a constraint
-// violation (e.g. an empty key or record, or a second reservation for one run id)
-// fails with ErrConstraint and leaves the database as it was.
+// violation (e.g. an empty key or record) fails with ErrConstraint and leaves the database as it was.
 //
 // Several batches given at once are applied in order in that one transaction
 // (group commit): all of them or none.

@@ -83,7 +83,8 @@ func (db *DB) prepare() (err error) {
 // pages live in the connection's page cache, and once they outgrow it (2 MiB)
 // they spill to an anonymous file that SQLite deletes as it creates it, so a
 // long load keeps the process small; nothing of it outlives Close or the
-// process. Such a database belongs to the one connection that opened it, so the
+// process. Its rollback journal is kept in memory (journal_mode=MEMORY): a
+// transaction still rolls back, and there is no crash to recover from. Such a database belongs to the one connection that opened it, so the
 // pool holds exactly one connection for the life of the DB, and a second
 // connection is refused (errLost) rather than silently starting empty.
 //
@@ -100,7 +101,7 @@ func Open(path string) (*DB, error) {
 	}
 	db := &DB{path: path}
 	if path == "" {
-		dsn := fmt.Sprintf("file:?_pragma=busy_timeout(%d)&_pragma=temp_store(1)&_txlock=immediate", busyTimeoutMs)
+		dsn := fmt.Sprintf("file:?_pragma=busy_timeout(%d)&_pragma=temp_store(1)&_pragma=journal_mode(MEMORY)&_txlock=immediate", busyTimeoutMs)
 		db.x = sqlx.NewDb(sql.OpenDB(&oneConn{dsn: dsn}), "sqlite")
 	} else {
 		abs, err := filepath.Abs(path)

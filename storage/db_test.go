@@ -178,8 +178,9 @@ func TestPrivateDatabaseRefusesASecondConnection(t *testing.T) {
 }
 
 // A private database is a SQLite temporary database (main file "", temp_store
-// FILE), which spills to a deleted file instead of growing the process; rows far
-// beyond its 2 MiB cache are all written and read back.
+// FILE), which spills to a deleted file instead of growing the process, with
+// its rollback journal in memory; rows far beyond its 2 MiB cache are all
+// written and read back.
 func TestPrivateDatabaseIsATemporaryDatabase(t *testing.T) {
 	db := openMem(t)
 	ctx := context.Background()
@@ -191,6 +192,10 @@ func TestPrivateDatabaseIsATemporaryDatabase(t *testing.T) {
 	var store int
 	if err := db.x.Get(&store, "PRAGMA temp_store"); err != nil || store != 1 {
 		t.Fatalf("temp_store = %d, %v; want 1 (FILE)", store, err)
+	}
+	var journal string
+	if err := db.x.Get(&journal, "PRAGMA journal_mode"); err != nil || journal != "memory" {
+		t.Fatalf("journal_mode = %q, %v; want memory", journal, err)
 	}
 	rec := []byte(`{"a":"` + strings.Repeat("x", 1000) + `"}`)
 	const n = 5000 // ~5 MB of records

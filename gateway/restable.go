@@ -83,7 +83,11 @@ func (l *resLog) push(e resEntry) {
 		l.classes = append(l.classes, classRun{l.n, e.ns, e.scope})
 	}
 	if l.n%slotChunk == 0 {
-		l.chunks = append(l.chunks, &resChunk{times: timeChunk{delta: make([]int32, 0, slotChunk)}})
+		// Sized for a chunk of keys as long as this one, so that a load of
+		// similar keys never regrows it.
+		l.chunks = append(l.chunks, &resChunk{times: timeChunk{delta: make([]int32, 0, slotChunk)},
+			runN: make([]uint32, 0, slotChunk), fps: make([]uint32, 0, slotChunk), ends: make([]uint32, 0, slotChunk),
+			keys: make([]byte, 0, slotChunk*(len(e.key)+1))})
 	}
 	c := l.chunks[len(l.chunks)-1]
 	c.times.push(e.at)
@@ -91,6 +95,9 @@ func (l *resLog) push(e resEntry) {
 	c.fps = append(c.fps, e.fp)
 	c.keys = append(c.keys, e.key...)
 	c.ends = append(c.ends, uint32(len(c.keys)))
+	if len(c.ends) == slotChunk && cap(c.keys)-len(c.keys) > len(c.keys)/8 {
+		c.keys = slices.Clip(slices.Clone(c.keys)) // full: it never grows again
+	}
 	l.n++
 	l.place(l.n-1, hashKey(e.scope, string(e.key)))
 }

@@ -46,6 +46,27 @@ func BenchmarkSubmitKeyless(b *testing.B) {
 	}
 }
 
+// BenchmarkSubmitReplay is POST /v1/runs with one Idempotency-Key and body
+// (runs-api §6.1 step 12): every iteration after the first is a replay.
+func BenchmarkSubmitReplay(b *testing.B) {
+	h := emulatortest.New(b, emulator.Options{NoListener: true}).Handler()
+	submit := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "http://emulator/v1/runs", bytes.NewReader(benchSubmitBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "bench-replay")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	submit()
+	b.ReportAllocs()
+	for b.Loop() {
+		if rec := submit(); rec.Code != 202 || rec.Header().Get("Idempotency-Replayed") != "true" {
+			b.Fatalf("POST /v1/runs = %d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
 // BenchmarkRetainedPerRun reports the heap each admitted run keeps (the cache
 // layer never sweeps unfinished runs, runs-api §11.2): for a keyless run its
 // slot, its catalog entry and its untouched SSE transport; for a keyed one also

@@ -42,6 +42,7 @@ type Gateway struct {
 	downOnce   sync.Once
 	snaps      map[string]snapshot
 	snapSeq    int
+	tx         tx // the transaction in progress, under mu (see begin)
 }
 
 type namespace struct {
@@ -314,9 +315,17 @@ func (g *Gateway) repair() {
 	g.saveClock()
 }
 
+// begin starts a transaction on t. Callers hold g.mu, and a transaction ends
+// before the lock is released, so one tx value serves them all (its scratch
+// lists keep their capacity); the durable batch is always new, since the
+// flusher keeps it.
 func (g *Gateway) begin(t Target) *tx {
 	ns := g.space(t.NS)
-	x := &tx{g: g, ns: ns, name: t.NS, branch: t.Branch}
+	x := &g.tx
+	clear(x.emits)
+	clear(x.ends)
+	clear(x.opened)
+	*x = tx{g: g, ns: ns, name: t.NS, branch: t.Branch, emits: x.emits[:0], ends: x.ends[:0], opened: x.opened[:0]}
 	if t.view != nil {
 		x.st = *t.view
 		x.view = true

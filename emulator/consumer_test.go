@@ -231,15 +231,20 @@ func TestConsumerPollUntilTerminal(t *testing.T) {
 
 	// Nobody finishes the second run: the deadline ends the wait.
 	id2 := startRun(t, app.base, "")
-	dctx, cancel2 := context.WithTimeout(ctx, time.Second) // room for the first poll on a loaded machine
+	dctx, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel2()
 	began := time.Now()
 	run, _, err = app.wait(dctx, id2, 20*time.Millisecond)
-	if !errors.Is(err, context.DeadlineExceeded) || run.Status != "queued" {
-		t.Fatalf("wait without an agent = %+v, %v; want queued and the deadline", run, err)
+	// On a loaded machine the deadline may pass before the first poll answers:
+	// then the wait saw nothing, which is right too.
+	if !errors.Is(err, context.DeadlineExceeded) || run.Status != "queued" && run != (appRun{}) {
+		t.Fatalf("wait without an agent = %+v, %v; want queued (or nothing seen) and the deadline", run, err)
 	}
 	if d := time.Since(began); d > 3*time.Second {
 		t.Fatalf("deadline honoured after %v", d)
+	}
+	if run, err := app.get(ctx, id2); err != nil || run.Status != "queued" {
+		t.Fatalf("after the wait: %+v, %v; want queued", run, err)
 	}
 }
 

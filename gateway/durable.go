@@ -41,7 +41,7 @@ func (g *Gateway) load() error {
 			return fmt.Errorf("gateway: load: reservation %s of %s: record does not parse", r.RunID, r.Namespace)
 		}
 		bs := ns.branches["main"]
-		bs.st.putRes(g.cat, &Reservation{Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID,
+		bs.st.putRes(g.cat, &Reservation{Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID, N: r.RunN,
 			Owner:  Owner{Scope: r.OwnerScope, Keyed: r.Keyed},
 			Record: r.Record, Status: runs.RecordStatus(rec.Obj), UpdatedAt: r.UpdatedAt})
 	}

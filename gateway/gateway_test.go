@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"database/sql"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -251,5 +252,62 @@ func TestFlusherBehind(t *testing.T) {
 		if got := f.behind(); got != c.want {
 			t.Errorf("enq %d done %d: behind = %v, want %v", c.enq, c.done, got, c.want)
 		}
+	}
+}
+
+// Two runs of namespace default share a run id (counters n1 < n2,
+// TestCatalogCollision): the newer answers for it, before a real restart and
+// after it, whatever order the store gives their keys (review finding: it
+// answered with the key that sorts last).
+func TestRealRestartKeepsTheNewestRunOfAnID(t *testing.T) {
+	n1, n2 := collidingCounters()
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	wall := 1700000000000.0
+	open := func() (*Gateway, *storage.DB) {
+		db, err := storage.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := New(db, Options{Wall: func() float64 { return wall }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g, db
+	}
+	g, db := open()
+	setCounter := func(n int64) {
+		g.mu.Lock()
+		g.space("default").branches["main"].st.runCounter = n
+		g.mu.Unlock()
+	}
+	setCounter(n1 - 1)
+	a1, err := g.Admit(Main("default"), "z-older", "fp", &runs.Submission{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall += 5000
+	setCounter(n2 - 1)
+	a2, err := g.Admit(Main("default"), "a-newer", "fp", &runs.Submission{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a1.RunID != a2.RunID {
+		t.Fatalf("ids differ: %s %s", a1.RunID, a2.RunID)
+	}
+	newer := `"created_at":1700000005.0`
+	before, gerr := g.Get(Main("default"), a2.RunID)
+	if gerr != nil || !strings.Contains(string(before), newer) {
+		t.Fatalf("before restart: %s %v (want the newer run)", before, gerr)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	g, db = open()
+	defer db.Close()
+	defer g.Close()
+	after, gerr := g.Get(Main("default"), a2.RunID)
+	if gerr != nil || !strings.Contains(string(after), newer) {
+		t.Fatalf("after a real restart %s answers with the older run:\n%s\n(before: %s)", a2.RunID, after, before)
 	}
 }

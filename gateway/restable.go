@@ -109,7 +109,7 @@ func (l *resLog) place(i int, h uint32) {
 		l.index = make([]uint32, max(64, 2*len(old)))
 		l.count = 0
 		for _, v := range old {
-			if v != 0 {
+			if v != 0 && int(v-1) < l.n { // a slot a fork copied may name an entry not yet appended
 				e := l.entry(int(v - 1))
 				l.put(int(v-1), hashKey(e.scope, string(e.key)))
 			}
@@ -129,6 +129,7 @@ func (l *resLog) put(i int, h uint32) {
 }
 
 // fork is a new log holding l's first n entries; full chunks are shared.
+// It costs a copy of the index (4 bytes an entry), not a rehash.
 func (l *resLog) fork(n int) *resLog {
 	nl := &resLog{}
 	if l == nil || n == 0 {
@@ -149,11 +150,11 @@ func (l *resLog) fork(n int) *resLog {
 			runN: slices.Clone(c.runN[:r]), fps: slices.Clone(c.fps[:r]), ends: slices.Clone(c.ends[:r]),
 			keys: slices.Clone(c.keys[:c.ends[r-1]])})
 	}
+	// The index is copied, not rebuilt: its slots for entries at n or later
+	// now name other entries (or none yet), and findKey checks every
+	// candidate's scope and key, so they cost a comparison, never a wrong answer.
 	nl.n = n
-	for i := range n {
-		e := nl.entry(i)
-		nl.place(i, hashKey(e.scope, string(e.key)))
-	}
+	nl.index, nl.count = slices.Clone(l.index), l.count
 	return nl
 }
 
@@ -164,7 +165,7 @@ type resTable struct {
 	n     int
 	dead  deadSet
 	other *immutable.Map[string, *Reservation] // by resKey(scope, key)
-	byRun *immutable.Map[string, string]       // run id → resKey, for other
+	byRun *immutable.Map[string, []string]     // run id → the resKeys in other with that id, by N
 	len   int
 
 	restartedBelow int  // entries before it have owners rewritten by a restart
@@ -172,7 +173,7 @@ type resTable struct {
 }
 
 func newResTable() resTable {
-	return resTable{other: immutable.NewMap[string, *Reservation](nil), byRun: immutable.NewMap[string, string](nil)}
+	return resTable{other: immutable.NewMap[string, *Reservation](nil), byRun: immutable.NewMap[string, []string](nil)}
 }
 
 // findKey returns the index of the live entry for (scope, key).
@@ -236,7 +237,7 @@ func (t *resTable) reservation(c *catalog, i int) *Reservation {
 		owner.Local, owner.Alive = false, t.restartAlive
 	}
 	return &Reservation{Scope: scope, Key: string(e.key), Fingerprint: c.fpNames[e.fp],
-		RunID: runs.RunID(c.nsNames[e.ns], e.n), Owner: owner, Status: runs.Queued, UpdatedAt: e.at}
+		RunID: runs.RunID(c.nsNames[e.ns], e.n), N: e.n, Owner: owner, Status: runs.Queued, UpdatedAt: e.at}
 }
 
 func (t *resTable) get(c *catalog, scope, key string) (*Reservation, bool) {
@@ -251,8 +252,8 @@ func (t *resTable) get(c *catalog, scope, key string) (*Reservation, bool) {
 
 // ofRun returns the reservation of run id.
 func (t *resTable) ofRun(c *catalog, id string) (*Reservation, bool) {
-	if k, ok := t.byRun.Get(id); ok {
-		return t.other.Get(k)
+	if ks, ok := t.byRun.Get(id); ok {
+		return t.other.Get(ks[len(ks)-1])
 	}
 	if i, ok := t.findRun(c, id); ok {
 		return t.reservation(c, i), true
@@ -263,13 +264,30 @@ func (t *resTable) ofRun(c *catalog, id string) (*Reservation, bool) {
 // put stores r, replacing the reservation of its (scope, key).
 func (t *resTable) put(c *catalog, r *Reservation) {
 	k := resKey(r.Scope, r.Key)
-	if i, ok := t.findKey(c, r.Scope, r.Key); ok {
+	if old, ok := t.other.Get(k); ok {
+		t.dropKey(old.RunID, k)
+	} else if i, ok := t.findKey(c, r.Scope, r.Key); ok {
 		t.dead.add(i)
-	} else if _, ok := t.other.Get(k); !ok {
+	} else {
 		t.len++
 	}
+	// byRun lists the keys of a run id by counter: ids repeat (runs-api
+	// §12.1), and the newest run answers for its id, so a list holds more than
+	// one key only then.
+	ks, _ := t.byRun.Get(r.RunID)
+	i := sort.Search(len(ks), func(i int) bool { o, _ := t.other.Get(ks[i]); return o.N > r.N })
+	t.byRun = t.byRun.Set(r.RunID, slices.Insert(slices.Clone(ks), i, k))
 	t.other = t.other.Set(k, r)
-	t.byRun = t.byRun.Set(r.RunID, k)
+}
+
+// dropKey removes k from the byRun list of run id.
+func (t *resTable) dropKey(id, k string) {
+	ks, _ := t.byRun.Get(id)
+	if ks = slices.DeleteFunc(slices.Clone(ks), func(s string) bool { return s == k }); len(ks) == 0 {
+		t.byRun = t.byRun.Delete(id)
+	} else {
+		t.byRun = t.byRun.Set(id, ks)
+	}
 }
 
 // del removes the reservation of (scope, key).
@@ -277,9 +295,7 @@ func (t *resTable) del(c *catalog, scope, key string) {
 	k := resKey(scope, key)
 	if r, ok := t.other.Get(k); ok {
 		t.other = t.other.Delete(k)
-		if cur, ok := t.byRun.Get(r.RunID); ok && cur == k {
-			t.byRun = t.byRun.Delete(r.RunID)
-		}
+		t.dropKey(r.RunID, k)
 		t.len--
 		return
 	}

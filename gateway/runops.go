@@ -53,8 +53,11 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 				if r.Fingerprint != fingerprint {
 					return runs.ErrKeyConflict
 				}
-				c, _ := x.hydrate(r.RunID, scope)
-				a = Admission{RunID: r.RunID, Status: c.Status, Replayed: true}
+				status := r.Status
+				if c, ok := x.hydrate(r.RunID, scope); ok {
+					status = c.Status
+				}
+				a = Admission{RunID: r.RunID, Status: status, Replayed: true}
 				return nil
 			}
 		}
@@ -77,7 +80,7 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		nsI, _ := x.g.cat.admitted(storageNS, n)
 		x.st.admitRun(x.g.cat, id, nsI, n, now, sub.Plain(), owner, record)
 		if key != "" {
-			r := &Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, Owner: owner,
+			r := &Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, N: n, Owner: owner,
 				Status: runs.Queued, UpdatedAt: now}
 			if !sub.Plain() {
 				r.Record = encode(runs.SortedCopy(runs.ObjectValue(record())).Obj)

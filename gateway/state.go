@@ -37,6 +37,7 @@ type Reservation struct {
 	Scope, Key  string
 	Fingerprint string
 	RunID       string
+	N           int64 // the run's counter: of two runs with one id, the greater answers for it (0: unknown)
 	Owner       Owner
 	Record      []byte
 	Status      string
@@ -54,7 +55,7 @@ func (r *Reservation) durable() []byte {
 // row is r as the store keeps it in namespace ns.
 func (r *Reservation) row(ns string) storage.Reservation {
 	return storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint,
-		RunID: r.RunID, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local,
+		RunID: r.RunID, RunN: r.N, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local,
 		Alive: r.Owner.Alive, Record: r.durable(), UpdatedAt: r.UpdatedAt}
 }
 

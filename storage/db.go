@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -83,7 +84,8 @@ func (db *DB) prepare() (err error) {
 // pages live in the connection's page cache, and once they outgrow it (2 MiB)
 // they spill to an anonymous file that SQLite deletes as it creates it, so a
 // long load keeps the process small; nothing of it outlives Close or the
-// process. Its rollback journal is kept in memory (journal_mode=MEMORY): a
+// process. Where SQLite finds no writable directory for that file, it stays
+// in memory whole (tempStore). Its rollback journal is kept in memory (journal_mode=MEMORY): a
 // transaction still rolls back, and there is no crash to recover from. Such a database belongs to the one connection that opened it, so the
 // pool holds exactly one connection for the life of the DB, and a second
 // connection is refused (errLost) rather than silently starting empty.
@@ -101,7 +103,8 @@ func Open(path string) (*DB, error) {
 	}
 	db := &DB{path: path}
 	if path == "" {
-		dsn := fmt.Sprintf("file:?_pragma=busy_timeout(%d)&_pragma=temp_store(1)&_pragma=journal_mode(MEMORY)&_txlock=immediate", busyTimeoutMs)
+		dsn := fmt.Sprintf("file:?_pragma=busy_timeout(%d)&_pragma=temp_store(%d)&_pragma=journal_mode(MEMORY)&_txlock=immediate",
+			busyTimeoutMs, tempStore())
 		db.x = sqlx.NewDb(sql.OpenDB(&oneConn{dsn: dsn}), "sqlite")
 	} else {
 		abs, err := filepath.Abs(path)
@@ -184,3 +187,27 @@ func (c *oneConn) Connect(context.Context) (driver.Conn, error) {
 }
 
 func (c *oneConn) Driver() driver.Driver { return &sqlite.Driver{} }
+
+// tempStore is the temp_store of a private database: FILE (1) when SQLite will
+// find a writable directory for its spill file, else MEMORY (2), so that a
+// read-only system keeps the database in memory rather than failing to spill.
+var tempStore = sync.OnceValue(func() int {
+	// The directories SQLite's unix VFS tries, in its order.
+	return tempStoreFor([]string{os.Getenv("SQLITE_TMPDIR"), os.Getenv("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp", "."})
+})
+
+func tempStoreFor(dirs []string) int {
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); d == "" || err != nil || !fi.IsDir() {
+			continue
+		}
+		f, err := os.CreateTemp(d, ".hermes-emulator-probe-*")
+		if err != nil {
+			continue
+		}
+		f.Close()
+		os.Remove(f.Name())
+		return 1
+	}
+	return 2
+}

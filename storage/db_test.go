@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/jmoiron/sqlx"
 	"go.uber.org/goleak"
 )
 
@@ -67,8 +68,8 @@ func TestOpenFileReopen(t *testing.T) {
 	if got := pragma[int](t, db, "busy_timeout"); got != busyTimeoutMs {
 		t.Errorf("busy_timeout = %d, want %d", got, busyTimeoutMs)
 	}
-	if got := pragma[int](t, db, "user_version"); got != 2 {
-		t.Errorf("user_version = %d, want 2", got)
+	if got := pragma[int](t, db, "user_version"); got != 3 {
+		t.Errorf("user_version = %d, want 3", got)
 	}
 	if got := pragma[int](t, db, "application_id"); got != applicationID {
 		t.Errorf("application_id = %#x, want %#x", got, applicationID)
@@ -250,7 +251,7 @@ func TestOpenRefusesOtherDatabases(t *testing.T) {
 		msg     string // the error text must contain this
 	}{
 		{foreign, true, "storage: migrate: not a hermes-emulator database: a non-empty database without the hermes-emulator mark (file " + foreign + ")"},
-		{newer, false, "storage: migrate: database schema version 99 is newer than this build (2) (file " + newer + ")"},
+		{newer, false, "storage: migrate: database schema version 99 is newer than this build (3) (file " + newer + ")"},
 		{text, false, "file is not a database"},
 	}
 	for _, tt := range tests {
@@ -331,5 +332,72 @@ func TestLoadMigrations(t *testing.T) {
 	// The embedded set itself is valid.
 	if _, err := loadMigrations(migrationFS); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A file of schema version 1 (a unique run-id index, no run counter) opens at
+// the latest version: its reservation keeps everything with RunN 0, and two
+// reservations may then share a run id (runs-api §12.1: ids repeat).
+func TestMigrateFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := sqlx.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate(context.Background(), x, ms[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Exec(`INSERT INTO namespaces VALUES ('n', 3, 0, '', '');
+		INSERT INTO reservations (namespace, scope, idem_key, fingerprint, run_id, owner_scope, keyed, local, alive, record, updated_at)
+		VALUES ('n', 's', 'k1', 'fp', 'run_x', 's', 1, 1, 1, '{"a":1}', 1.5)`); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := pragma[int](t, db, "user_version"); got != len(ms) {
+		t.Fatalf("user_version = %d, want %d", got, len(ms))
+	}
+	ctx := context.Background()
+	old := Reservation{Namespace: "n", Scope: "s", Key: "k1", Fingerprint: "fp", RunID: "run_x", OwnerScope: "s",
+		Keyed: true, Local: true, Alive: true, Record: []byte(`{"a":1}`), UpdatedAt: 1.5}
+	newer := res("n", "s", "k2", "run_x", 2)
+	newer.RunN = 7
+	if err := db.Apply(ctx, Batch{Namespace: "n", Upsert: []Reservation{newer}}); err != nil {
+		t.Fatal(err)
+	}
+	assertState(t, db, state{ns: []Namespace{{Name: "n", RunCounter: 3}}, res: []Reservation{old, newer}})
+}
+
+// A private database spills to a file only where SQLite will find a writable
+// directory for it; otherwise it stays in memory (temp_store MEMORY).
+func TestTempStoreFor(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		dirs []string
+		want int
+	}{
+		{[]string{"", filepath.Join(dir, "missing"), file}, 2},
+		{[]string{"", filepath.Join(dir, "missing"), file, dir}, 1},
+		{nil, 2},
+	}
+	for _, tt := range tests {
+		if got := tempStoreFor(tt.dirs); got != tt.want {
+			t.Errorf("tempStoreFor(%q) = %d, want %d", tt.dirs, got, tt.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the probe left files behind: %v", entries)
 	}
 }

@@ -12,6 +12,9 @@ import (
 type Reservation struct {
 	Namespace, Scope, Key string
 	Fingerprint, RunID    string
+	// RunN is the run's counter n (runs-api §12.1); 0 in rows written before
+	// it was kept.
+	RunN int64
 	// OwnerScope, Keyed, Local and Alive are the run's owner (runs-api §9);
 	// a restart rewrites Local and Alive (§10.3).
 	OwnerScope          string
@@ -65,6 +68,7 @@ type reservationRow struct {
 	Key         string  `db:"idem_key"`
 	Fingerprint string  `db:"fingerprint"`
 	RunID       string  `db:"run_id"`
+	RunN        int64   `db:"run_n"`
 	OwnerScope  string  `db:"owner_scope"`
 	Keyed       bool    `db:"keyed"`
 	Local       bool    `db:"local"`
@@ -103,10 +107,11 @@ const (
 		VALUES (?, 0, 0, '', '') ON CONFLICT (name) DO NOTHING`
 	sqlDeleteReservation = `DELETE FROM reservations WHERE namespace = ? AND scope = ? AND idem_key = ?`
 	sqlUpsertReservation = `INSERT INTO reservations
-		(namespace, scope, idem_key, fingerprint, run_id, owner_scope, keyed, local, alive, record, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, scope, idem_key) DO UPDATE SET
-			fingerprint = excluded.fingerprint, run_id = excluded.run_id, owner_scope = excluded.owner_scope,
+			fingerprint = excluded.fingerprint, run_id = excluded.run_id, run_n = excluded.run_n,
+			owner_scope = excluded.owner_scope,
 			keyed = excluded.keyed, local = excluded.local, alive = excluded.alive,
 			record = excluded.record, updated_at = excluded.updated_at`
 	sqlSetOwners = `UPDATE reservations SET local = ?, alive = ? WHERE namespace = ?`
@@ -115,7 +120,7 @@ const (
 			frozen = excluded.frozen, frozen_ms = excluded.frozen_ms, offset_ms = excluded.offset_ms`
 	sqlLoadNamespaces = `SELECT name, run_counter, approval_counter, scope_profile, scope_identity
 		FROM namespaces ORDER BY name`
-	sqlLoadReservations = `SELECT namespace, scope, idem_key, fingerprint, run_id, owner_scope, keyed, local, alive, record, updated_at
+	sqlLoadReservations = `SELECT namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at
 		FROM reservations ORDER BY namespace, scope, idem_key`
 	sqlLoadClock = `SELECT id, frozen, frozen_ms, offset_ms FROM clock WHERE id = 1`
 )
@@ -194,7 +199,7 @@ func (a *applier) apply(ctx context.Context, b *Batch) error {
 		if a.upsert == nil {
 			a.upsert = tx.StmtxContext(ctx, db.stmts.upsertReservation)
 		}
-		if _, err := a.upsert.ExecContext(ctx, b.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.OwnerScope,
+		if _, err := a.upsert.ExecContext(ctx, b.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.RunN, r.OwnerScope,
 			r.Keyed, r.Local, r.Alive, record, r.UpdatedAt); err != nil {
 			return fmt.Errorf("reservation (%q, %q): %w", r.Scope, r.Key, err)
 		}
@@ -262,7 +267,7 @@ func (db *DB) Load(ctx context.Context) (namespaces []Namespace, reservations []
 		}
 		for _, r := range rs {
 			reservations = append(reservations, Reservation{r.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID,
-				r.OwnerScope, r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt})
+				r.RunN, r.OwnerScope, r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt})
 		}
 		if len(cs) == 1 {
 			clock = &Clock{cs[0].Frozen, cs[0].FrozenMs, cs[0].OffsetMs}

@@ -311,3 +311,38 @@ func TestRealRestartKeepsTheNewestRunOfAnID(t *testing.T) {
 		t.Fatalf("after a real restart %s answers with the older run:\n%s\n(before: %s)", a2.RunID, after, before)
 	}
 }
+
+// A replay of a key whose run id is answered for by a newer run of another
+// scope (ids repeat, runs-api §12.1) answers with its reservation's own status
+// (review finding: hydration failed there and the replay panicked into a 500).
+func TestReplayOfAShadowedRun(t *testing.T) {
+	n1, n2 := collidingCounters()
+	g, db := newTestGateway(t, "")
+	defer db.Close()
+	defer g.Close()
+	setCounter := func(n int64) {
+		g.mu.Lock()
+		g.space("default").branches["main"].st.runCounter = n
+		g.mu.Unlock()
+	}
+	sub := &runs.Submission{}
+	setCounter(n1 - 1)
+	a1, err := g.Admit(Main("default"), "k1", "fp", sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetScope("default", "p", "i"); err != nil {
+		t.Fatal(err)
+	}
+	setCounter(n2 - 1)
+	if a2, err := g.Admit(Main("default"), "k2", "fp", sub); err != nil || a2.RunID != a1.RunID {
+		t.Fatalf("second admission: %+v %v (want the id %s)", a2, err, a1.RunID)
+	}
+	if err := g.SetScope("default", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	a, err := g.Admit(Main("default"), "k1", "fp", sub)
+	if err != nil || a != (Admission{RunID: a1.RunID, Status: runs.Queued, Replayed: true}) {
+		t.Fatalf("replay of k1 = %+v, %v; want %s queued replayed", a, err, a1.RunID)
+	}
+}

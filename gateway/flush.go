@@ -117,6 +117,7 @@ func (f *flusher) run() {
 		group, from, to := f.pending, f.done+1, f.enq
 		f.pending = nil
 		f.mu.Unlock()
+		renderPlain(group)
 		var failed []failure
 		if err := f.db.Apply(context.Background(), group...); err != nil {
 			// Retry one by one, so that a failure belongs to the batch
@@ -140,6 +141,18 @@ func (f *flusher) run() {
 		}
 		f.done = to
 		f.cond.Broadcast()
+	}
+}
+
+// renderPlain fills the records that Reservation.row left to render: the
+// batches are the flusher's alone once enqueued.
+func renderPlain(group []storage.Batch) {
+	for i := range group {
+		for j := range group[i].Upsert {
+			if r := &group[i].Upsert[j]; r.Record == nil {
+				r.Record = plainRecord(r.RunID, r.UpdatedAt)
+			}
+		}
 	}
 }
 

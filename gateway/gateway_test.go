@@ -346,3 +346,24 @@ func TestReplayOfAShadowedRun(t *testing.T) {
 		t.Fatalf("replay of k1 = %+v, %v; want %s queued replayed", a, err, a1.RunID)
 	}
 }
+
+// The flusher renders the durable record of a plain keyed admission (the row
+// leaves the gateway without it): the store holds the sorted admission record.
+func TestPlainReservationRecordIsStored(t *testing.T) {
+	g, db := newTestGateway(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	defer db.Close()
+	defer g.Close()
+	a, err := g.Admit(Main("default"), "k", "fp", &runs.Submission{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res, _, lerr := db.Load(context.Background())
+	if lerr != nil || len(res) != 1 {
+		t.Fatalf("load: %+v %v", res, lerr)
+	}
+	want := `{"created_at":1700000000.0,"model":"hermes-agent","object":"hermes.run","run_id":"` + a.RunID +
+		`","session_id":"` + a.RunID + `","status":"queued","updated_at":1700000000.0}`
+	if string(res[0].Record) != want || res[0].RunN != 1 {
+		t.Fatalf("stored record %s (run %d), want %s (run 1)", res[0].Record, res[0].RunN, want)
+	}
+}

@@ -49,14 +49,21 @@ func (r *Reservation) durable() []byte {
 	if r.Record != nil {
 		return r.Record
 	}
-	return encode(runs.SortedCopy(runs.ObjectValue(runs.NewRecord(r.RunID, r.UpdatedAt, nil))).Obj)
+	return plainRecord(r.RunID, r.UpdatedAt)
 }
 
-// row is r as the store keeps it in namespace ns.
+// plainRecord is the durable copy of the admission record of a plain run.
+func plainRecord(id string, at float64) []byte {
+	return encode(runs.SortedCopy(runs.ObjectValue(runs.NewRecord(id, at, nil))).Obj)
+}
+
+// row is r as the store keeps it in namespace ns. The record of a plain
+// reservation is left nil: the flusher renders it (renderPlain), off the
+// gateway lock.
 func (r *Reservation) row(ns string) storage.Reservation {
 	return storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint,
 		RunID: r.RunID, RunN: r.N, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local,
-		Alive: r.Owner.Alive, Record: r.durable(), UpdatedAt: r.UpdatedAt}
+		Alive: r.Owner.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt}
 }
 
 func resKey(scope, key string) string { return scope + "\x00" + key }

@@ -205,27 +205,18 @@ func (t *resTable) findRun(c *catalog, id string) (int, bool) {
 	if l == nil || t.n == 0 {
 		return 0, false
 	}
-	h, ok := runs.RunHash(id)
-	if !ok {
-		return 0, false
-	}
 	found := -1
-	for _, ns := range l.nss {
-		c.index[ns].each(h, func(n int64) bool {
-			i := sort.Search(t.n, func(i int) bool { return int64(l.runN(i)) >= n })
-			for ; i < t.n && int64(l.runN(i)) == n; i++ {
-				if l.entry(i).ns == ns && !t.dead.has(i) {
-					found = i
-					return true
-				}
+	c.counters(id, l.nss, func(ns uint32, n int64) bool {
+		i := sort.Search(t.n, func(i int) bool { return int64(l.runN(i)) >= n })
+		for ; i < t.n && int64(l.runN(i)) == n; i++ {
+			if l.entry(i).ns == ns && !t.dead.has(i) {
+				found = i
+				return true
 			}
-			return false
-		})
-		if found >= 0 {
-			return found, true
 		}
-	}
-	return 0, false
+		return false
+	})
+	return found, found >= 0
 }
 
 // reservation renders entry i.
@@ -305,31 +296,33 @@ func (t *resTable) del(c *catalog, scope, key string) {
 	}
 }
 
-// admit keeps the plain reservation of the n-th run, run id, just admitted at
-// at in storage namespace nsI with (scope, key) new to this version, and
-// reports whether it could: the caller stores it as a *Reservation otherwise.
-func (t *resTable) admit(c *catalog, nsI uint32, n int64, at float64, scope, key, fingerprint string) bool {
-	if nsI == 0 || n < 1 || n > 1<<32-1 || len(key) > 1<<16 {
+// admit keeps r, the plain reservation of a run just admitted in storage
+// namespace nsI (catalog index) with a (scope, key) new to this version, as a
+// log entry, and reports whether it could: the caller stores it as a
+// *Reservation otherwise.
+func (t *resTable) admit(c *catalog, nsI uint32, r *Reservation) bool {
+	// Keys are 1–255 characters (runs-api §6.1); a chunk is sized by its first.
+	if nsI == 0 || r.N < 1 || r.N > 1<<32-1 || len(r.Key) > 255 {
 		return false
 	}
-	scI, ok := intern(c.scIdx, &c.scNames, scope)
+	scI, ok := intern(c.scIdx, &c.scNames, r.Scope)
 	if !ok {
 		return false
 	}
-	fpI, ok := intern(c.fpIdx, &c.fpNames, fingerprint)
+	fpI, ok := intern(c.fpIdx, &c.fpNames, r.Fingerprint)
 	if !ok {
 		return false
 	}
-	if _, taken := t.ofRun(c, runs.RunID(c.nsNames[nsI], n)); taken {
+	if _, taken := t.ofRun(c, r.RunID); taken {
 		return false // an earlier run with the same id (its 32-bit hash): the newer must shadow it
 	}
 	if t.log == nil || t.log.n != t.n {
 		t.log = t.log.fork(t.n)
 	}
-	if t.n > 0 && int64(t.log.runN(t.n-1)) >= n {
+	if t.n > 0 && int64(t.log.runN(t.n-1)) >= r.N {
 		return false // counters only grow within a log; never happens
 	}
-	t.log.push(resEntry{n: n, at: at, ns: nsI, scope: scI, fp: fpI, key: []byte(key)})
+	t.log.push(resEntry{n: r.N, at: r.UpdatedAt, ns: nsI, scope: scI, fp: fpI, key: []byte(r.Key)})
 	t.n++
 	t.len++
 	return true

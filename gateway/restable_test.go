@@ -26,8 +26,15 @@ func (v *resVersion) clone() *resVersion {
 	return &resVersion{t: v.t, model: m, counter: v.counter, ns: v.ns}
 }
 
+// plainRes is the reservation a plain keyed admission of run id (counter n)
+// at time at writes.
+func plainRes(id string, n int64, at float64, scope, key, fp string) *Reservation {
+	return &Reservation{Scope: scope, Key: key, Fingerprint: fp, RunID: id, N: n,
+		Owner: Owner{Scope: scope, Keyed: true, Local: true, Alive: true}, Status: runs.Queued, UpdatedAt: at}
+}
+
 func sameRes(a, b *Reservation) bool {
-	return a.Scope == b.Scope && a.Key == b.Key && a.Fingerprint == b.Fingerprint && a.RunID == b.RunID &&
+	return a.Scope == b.Scope && a.Key == b.Key && a.Fingerprint == b.Fingerprint && a.RunID == b.RunID && a.N == b.N &&
 		a.Owner == b.Owner && a.Status == b.Status && a.UpdatedAt == b.UpdatedAt && bytes.Equal(a.Record, b.Record)
 }
 
@@ -105,10 +112,9 @@ func TestResTableModel(t *testing.T) {
 					}
 					id := runs.RunID(cur.ns, cur.counter)
 					at := 1700000000 + float64(step)*0.37 // spans over 512 s: chunks widen
-					r := &Reservation{Scope: scope, Key: key, Fingerprint: fps[rng.IntN(3)], RunID: id,
-						Owner: Owner{Scope: scope, Keyed: true, Local: true, Alive: true}, Status: runs.Queued, UpdatedAt: at}
+					r := plainRes(id, cur.counter, at, scope, key, fps[rng.IntN(3)])
 					nsI, _ := cat.admitted(cur.ns, cur.counter)
-					if !cur.t.admit(cat, nsI, cur.counter, at, scope, key, r.Fingerprint) {
+					if !cur.t.admit(cat, nsI, r) {
 						t.Fatalf("step %d: plain reservation %q not kept in the log", step, key)
 					}
 					cur.model[resKey(scope, key)] = r
@@ -177,11 +183,11 @@ func TestResTableCollision(t *testing.T) {
 		if n != n1 && n != n2 {
 			continue
 		}
-		if kept := tab.admit(cat, nsI, n, float64(n), "s", key, "fp"); kept != (n == n1) {
+		if kept := tab.admit(cat, nsI, plainRes(id, n, float64(n), "s", key, "fp")); kept != (n == n1) {
 			t.Fatalf("run %d kept in the log: %v", n, kept)
 		}
 		if n == n2 {
-			tab.put(cat, &Reservation{Scope: "s", Key: key, Fingerprint: "fp", RunID: id,
+			tab.put(cat, &Reservation{Scope: "s", Key: key, Fingerprint: "fp", RunID: id, N: n,
 				Owner: Owner{Scope: "s", Keyed: true, Local: true, Alive: true}, Status: runs.Queued, UpdatedAt: float64(n)})
 		}
 	}
@@ -208,10 +214,9 @@ func TestResTableCollisionAfterDelete(t *testing.T) {
 		cat := newCatalog()
 		tab := newResTable()
 		nsI, _ := cat.admitted("hermes", n1)
-		r1 := &Reservation{Scope: "s", Key: "k1", Fingerprint: "fp", RunID: id,
-			Owner: Owner{Scope: "s", Keyed: true, Local: true, Alive: true}, Status: runs.Queued, UpdatedAt: 1}
+		r1 := plainRes(id, n1, 1, "s", "k1", "fp")
 		if plainN1 {
-			if !tab.admit(cat, nsI, n1, 1, "s", "k1", "fp") {
+			if !tab.admit(cat, nsI, r1) {
 				t.Fatal("n1 not kept in the log")
 			}
 		} else {
@@ -219,10 +224,10 @@ func TestResTableCollisionAfterDelete(t *testing.T) {
 			tab.put(cat, r1)
 		}
 		nsI, _ = cat.admitted("hermes", n2)
-		if tab.admit(cat, nsI, n2, 2, "s", "k2", "fp") {
+		if tab.admit(cat, nsI, plainRes(id, n2, 2, "s", "k2", "fp")) {
 			t.Fatal("n2 kept in the log")
 		}
-		tab.put(cat, &Reservation{Scope: "s", Key: "k2", Fingerprint: "fp", RunID: id,
+		tab.put(cat, &Reservation{Scope: "s", Key: "k2", Fingerprint: "fp", RunID: id, N: n2,
 			Owner: Owner{Scope: "s", Keyed: true, Local: true, Alive: true}, Status: runs.Completed, UpdatedAt: 2, Record: []byte(`{}`)})
 		tab.del(cat, "s", "k2")
 		_, ok := tab.ofRun(cat, id)
@@ -256,10 +261,9 @@ func TestResTableModelAcrossChunks(t *testing.T) {
 					}
 					id := runs.RunID(cur.ns, cur.counter)
 					at := 1700000000 + float64(step)*0.37
-					r := &Reservation{Scope: scope, Key: key, Fingerprint: "fp", RunID: id,
-						Owner: Owner{Scope: scope, Keyed: true, Local: true, Alive: true}, Status: runs.Queued, UpdatedAt: at}
+					r := plainRes(id, cur.counter, at, scope, key, "fp")
 					nsI, _ := cat.admitted(cur.ns, cur.counter)
-					if !cur.t.admit(cat, nsI, cur.counter, at, scope, key, r.Fingerprint) {
+					if !cur.t.admit(cat, nsI, r) {
 						continue // a colliding id: not modelled here
 					}
 					cur.model[resKey(scope, key)] = r
@@ -297,5 +301,25 @@ func TestResTableModelAcrossChunks(t *testing.T) {
 				t.Fatalf("the log holds %d entries, want more than %d", cur.t.log.n, 2*slotChunk)
 			}
 		})
+	}
+}
+
+// Only what a log entry can hold is kept as one: a key over 255 characters
+// (never valid, runs-api §6.1) or a counter beyond 32 bits stays a record.
+func TestResTableAdmitRefuses(t *testing.T) {
+	cat := newCatalog()
+	tab := newResTable()
+	nsI, _ := cat.admitted("hermes", 1)
+	long := string(bytes.Repeat([]byte("k"), 256))
+	for _, r := range []*Reservation{
+		plainRes(runs.RunID("hermes", 1), 1, 1, "s", long, "fp"),
+		plainRes(runs.RunID("hermes", 1<<32), 1<<32, 1, "s", "k", "fp"),
+	} {
+		if tab.admit(cat, nsI, r) {
+			t.Fatalf("admit(key %d chars, n %d) kept it in the log", len(r.Key), r.N)
+		}
+	}
+	if !tab.admit(cat, nsI, plainRes(runs.RunID("hermes", 1), 1, 1, "s", long[:255], "fp")) || tab.len != 1 {
+		t.Fatalf("a 255-character key was refused (len %d)", tab.len)
 	}
 }

@@ -85,11 +85,8 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 			if !sub.Plain() {
 				r.Record = encode(runs.SortedCopy(runs.ObjectValue(record())).Obj)
 				x.putRes(r)
-			} else if x.st.res.admit(x.g.cat, nsI, n, now, scope, key, fingerprint) {
-				x.dirty = true
-				x.writeRes(r)
 			} else {
-				x.putRes(r)
+				x.admitRes(r, nsI)
 			}
 		}
 		x.openTransport(id, nsI, n, now)

@@ -281,6 +281,22 @@ func (c *catalog) admitted(ns string, n int64) (uint32, bool) {
 	return nsI, true
 }
 
+// counters calls f with each storage namespace of nss and each counter n
+// admitted there whose run id may be id (the same 32-bit hash), until f
+// returns true; it reports whether f did.
+func (c *catalog) counters(id string, nss []uint32, f func(ns uint32, n int64) bool) bool {
+	h, ok := runs.RunHash(id)
+	if !ok {
+		return false
+	}
+	for _, ns := range nss {
+		if c.index[ns].each(h, func(n int64) bool { return f(ns, n) }) {
+			return true
+		}
+	}
+	return false
+}
+
 // find returns the slot index of run id among the first n slots of t's log
 // that are not dead, if one of them holds it.
 func (t *runTable) find(c *catalog, id string) (int, bool) {
@@ -288,25 +304,16 @@ func (t *runTable) find(c *catalog, id string) (int, bool) {
 	if l == nil || n == 0 {
 		return 0, false
 	}
-	h, ok := runs.RunHash(id)
-	if !ok {
-		return 0, false
-	}
 	found := -1
-	for _, ns := range l.nss {
-		c.index[ns].each(h, func(rn int64) bool {
-			i := rn - 1 - l.base
-			if i >= 0 && i < int64(n) && l.at(int(i)).ns == ns && !t.dead.has(int(i)) {
-				found = int(i)
-				return true
-			}
-			return false
-		})
-		if found >= 0 {
-			return found, true
+	c.counters(id, l.nss, func(ns uint32, rn int64) bool {
+		i := rn - 1 - l.base
+		if i >= 0 && i < int64(n) && l.at(int(i)).ns == ns && !t.dead.has(int(i)) {
+			found = int(i)
+			return true
 		}
-	}
-	return 0, false
+		return false
+	})
+	return found, found >= 0
 }
 
 // cached renders slot s of run id as a Cached.

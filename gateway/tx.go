@@ -26,6 +26,17 @@ func (x *tx) putRes(r *Reservation) {
 	x.writeRes(r)
 }
 
+// admitRes stores r, the plain reservation of a run just admitted in storage
+// namespace nsI (catalog index): as a log entry when it can be one.
+func (x *tx) admitRes(r *Reservation, nsI uint32) {
+	if !x.st.res.admit(x.g.cat, nsI, r) {
+		x.putRes(r)
+		return
+	}
+	x.dirty = true
+	x.writeRes(r)
+}
+
 // writeRes adds reservation r to the durable batch.
 func (x *tx) writeRes(r *Reservation) {
 	if x.durable {

@@ -198,6 +198,10 @@ func TestPrivateDatabaseIsATemporaryDatabase(t *testing.T) {
 	if err := db.x.Get(&journal, "PRAGMA journal_mode"); err != nil || journal != "memory" {
 		t.Fatalf("journal_mode = %q, %v; want memory", journal, err)
 	}
+	var cache int
+	if err := db.x.Get(&cache, "PRAGMA cache_size"); err != nil || cache != -privateCacheKiB {
+		t.Fatalf("cache_size = %d, %v; want %d (KiB)", cache, err, -privateCacheKiB)
+	}
 	rec := []byte(`{"a":"` + strings.Repeat("x", 1000) + `"}`)
 	const n = 5000 // ~5 MB of records
 	b := Batch{Namespace: "n", Meta: &Namespace{Name: "n", RunCounter: n}}

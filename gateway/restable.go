@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/benbjohnson/immutable"
 
@@ -34,6 +35,7 @@ type resLog struct {
 	n       int
 	index   []uint32 // open addressing by hashKey: entry index + 1, 0 = empty
 	count   int
+	scratch []byte // a key being rehashed
 }
 
 // resChunk holds slotChunk entries; only the log's last chunk grows.
@@ -41,41 +43,111 @@ type resChunk struct {
 	times timeChunk
 	runN  []uint32 // run counters, ascending over the whole log
 	fps   []uint32 // catalog index of the fingerprint
-	ends  []uint32 // key i is keys[ends[i-1]:ends[i]]
-	keys  []byte
+	tags  []uint8  // the low byte of the entry's hashKey: most probes stop here
+	keys  chunkKeys
 }
 
-// resEntry is one entry of a log, decoded.
+// chunkKeys holds the keys of a chunk. Keys of one suite tend to share a
+// prefix ("order-17-…", a run's timestamp), so each key is kept as the bytes
+// it shares with the chunk's first key plus its own suffix: the suffixes are
+// packed, with their lengths, and the offset of every keyMark-th suffix.
+// Keys are 1–255 bytes (runs-api §6.1), so a length is a byte.
+type chunkKeys struct {
+	first  string
+	shared []uint8  // bytes shared with first
+	slen   []uint8  // suffix length
+	marks  []uint32 // offset in suf of suffix keyMark·m
+	suf    []byte
+}
+
+const keyMark = 64
+
+// sufAt returns the suffix of key j.
+func (k *chunkKeys) sufAt(j int) []byte {
+	off := int(k.marks[j/keyMark])
+	for _, n := range k.slen[j&^(keyMark-1) : j] {
+		off += int(n)
+	}
+	return k.suf[off : off+int(k.slen[j])]
+}
+
+// is reports whether key j is key.
+func (k *chunkKeys) is(j int, key string) bool {
+	p := int(k.shared[j])
+	return len(key) == p+int(k.slen[j]) && key[:p] == k.first[:p] && string(k.sufAt(j)) == key[p:]
+}
+
+// appendKey appends key j to dst.
+func (k *chunkKeys) appendKey(dst []byte, j int) []byte {
+	return append(append(dst, k.first[:k.shared[j]]...), k.sufAt(j)...)
+}
+
+func (k *chunkKeys) push(key string) {
+	if len(k.shared) == 0 {
+		k.first = strings.Clone(key)
+	}
+	p := 0
+	for p < len(key) && p < len(k.first) && key[p] == k.first[p] {
+		p++
+	}
+	if len(k.shared)%keyMark == 0 {
+		k.marks = append(k.marks, uint32(len(k.suf)))
+	}
+	k.shared = append(k.shared, uint8(p))
+	k.slen = append(k.slen, uint8(len(key)-p))
+	k.suf = append(k.suf, key[p:]...)
+}
+
+// prefix is a copy of the first r keys.
+func (k *chunkKeys) prefix(r int) chunkKeys {
+	end := len(k.suf)
+	if r < len(k.shared) {
+		end = int(k.marks[r/keyMark])
+		for _, n := range k.slen[r&^(keyMark-1) : r] {
+			end += int(n)
+		}
+	}
+	return chunkKeys{first: k.first, shared: slices.Clone(k.shared[:r]), slen: slices.Clone(k.slen[:r]),
+		marks: slices.Clone(k.marks[:(r+keyMark-1)/keyMark]), suf: slices.Clone(k.suf[:end])}
+}
+
+// resEntry is one entry of a log, decoded, but for its key.
 type resEntry struct {
 	n         int64
 	at        float64
 	ns, scope uint32
 	fp        uint32
-	key       []byte // aliases the log: do not keep
 }
 
 var keySeed = maphash.MakeSeed()
 
 func hashKey(scope uint32, key string) uint32 {
-	h := maphash.String(keySeed, key)
-	return uint32(h>>32) ^ uint32(h) ^ scope*0x9E3779B9
+	return mixKey(scope, maphash.String(keySeed, key))
+}
+
+// hashKeyBytes is hashKey of string(key).
+func hashKeyBytes(scope uint32, key []byte) uint32 {
+	return mixKey(scope, maphash.Bytes(keySeed, key))
+}
+
+func mixKey(scope uint32, h uint64) uint32 { return uint32(h>>32) ^ uint32(h) ^ scope*0x9E3779B9 }
+
+func (l *resLog) class(i int) classRun {
+	return l.classes[sort.Search(len(l.classes), func(k int) bool { return l.classes[k].from > i })-1]
 }
 
 func (l *resLog) entry(i int) resEntry {
-	c := l.chunks[i/slotChunk]
-	j := i % slotChunk
-	start := uint32(0)
-	if j > 0 {
-		start = c.ends[j-1]
-	}
-	k := sort.Search(len(l.classes), func(k int) bool { return l.classes[k].from > i }) - 1
-	return resEntry{n: int64(c.runN[j]), at: c.times.get(j), ns: l.classes[k].ns, scope: l.classes[k].scope,
-		fp: c.fps[j], key: c.keys[start:c.ends[j]]}
+	c, j, k := l.chunks[i/slotChunk], i%slotChunk, l.class(i)
+	return resEntry{n: int64(c.runN[j]), at: c.times.get(j), ns: k.ns, scope: k.scope, fp: c.fps[j]}
+}
+
+func (l *resLog) key(i int) string {
+	return string(l.chunks[i/slotChunk].keys.appendKey(nil, i%slotChunk))
 }
 
 func (l *resLog) runN(i int) uint32 { return l.chunks[i/slotChunk].runN[i%slotChunk] }
 
-func (l *resLog) push(e resEntry) {
+func (l *resLog) push(e resEntry, key string) {
 	if !slices.Contains(l.nss, e.ns) {
 		l.nss = append(l.nss, e.ns)
 	}
@@ -83,23 +155,23 @@ func (l *resLog) push(e resEntry) {
 		l.classes = append(l.classes, classRun{l.n, e.ns, e.scope})
 	}
 	if l.n%slotChunk == 0 {
-		// Sized for a chunk of keys as long as this one, so that a load of
-		// similar keys never regrows it.
 		l.chunks = append(l.chunks, &resChunk{times: timeChunk{delta: make([]int32, 0, slotChunk)},
-			runN: make([]uint32, 0, slotChunk), fps: make([]uint32, 0, slotChunk), ends: make([]uint32, 0, slotChunk),
-			keys: make([]byte, 0, slotChunk*(len(e.key)+1))})
+			runN: make([]uint32, 0, slotChunk), fps: make([]uint32, 0, slotChunk), tags: make([]uint8, 0, slotChunk),
+			keys: chunkKeys{shared: make([]uint8, 0, slotChunk), slen: make([]uint8, 0, slotChunk),
+				marks: make([]uint32, 0, slotChunk/keyMark)}})
 	}
 	c := l.chunks[len(l.chunks)-1]
+	h := hashKey(e.scope, key)
 	c.times.push(e.at)
 	c.runN = append(c.runN, uint32(e.n))
 	c.fps = append(c.fps, e.fp)
-	c.keys = append(c.keys, e.key...)
-	c.ends = append(c.ends, uint32(len(c.keys)))
-	if len(c.ends) == slotChunk && cap(c.keys)-len(c.keys) > len(c.keys)/8 {
-		c.keys = slices.Clip(slices.Clone(c.keys)) // full: it never grows again
+	c.tags = append(c.tags, uint8(h))
+	c.keys.push(key)
+	if len(c.runN) == slotChunk && cap(c.keys.suf)-len(c.keys.suf) > len(c.keys.suf)/8 {
+		c.keys.suf = slices.Clone(c.keys.suf) // full: it never grows again
 	}
 	l.n++
-	l.place(l.n-1, hashKey(e.scope, string(e.key)))
+	l.place(l.n-1, h)
 }
 
 // place puts entry i into the index, growing it at 7/8 full.
@@ -110,8 +182,9 @@ func (l *resLog) place(i int, h uint32) {
 		l.count = 0
 		for _, v := range old {
 			if v != 0 && int(v-1) < l.n { // a slot a fork copied may name an entry not yet appended
-				e := l.entry(int(v - 1))
-				l.put(int(v-1), hashKey(e.scope, string(e.key)))
+				j := int(v - 1)
+				l.scratch = l.chunks[j/slotChunk].keys.appendKey(l.scratch[:0], j%slotChunk)
+				l.put(j, hashKeyBytes(l.class(j).scope, l.scratch))
 			}
 		}
 	}
@@ -147,8 +220,8 @@ func (l *resLog) fork(n int) *resLog {
 	if r := n % slotChunk; r > 0 {
 		c := l.chunks[full]
 		nl.chunks = append(nl.chunks, &resChunk{times: *c.times.prefix(r),
-			runN: slices.Clone(c.runN[:r]), fps: slices.Clone(c.fps[:r]), ends: slices.Clone(c.ends[:r]),
-			keys: slices.Clone(c.keys[:c.ends[r-1]])})
+			runN: slices.Clone(c.runN[:r]), fps: slices.Clone(c.fps[:r]), tags: slices.Clone(c.tags[:r]),
+			keys: c.keys.prefix(r)})
 	}
 	// The index is copied, not rebuilt: its slots for entries at n or later
 	// now name other entries (or none yet), and findKey checks every
@@ -186,13 +259,14 @@ func (t *resTable) findKey(c *catalog, scope, key string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
+	h := hashKey(scI, key)
 	mask := len(l.index) - 1
-	for b := bucket(hashKey(scI, key), mask); l.index[b] != 0; b = (b + 1) & mask {
+	for b := bucket(h, mask); l.index[b] != 0; b = (b + 1) & mask {
 		i := int(l.index[b] - 1)
 		if i >= t.n || t.dead.has(i) {
 			continue
 		}
-		if e := l.entry(i); e.scope == scI && string(e.key) == key {
+		if c, j := l.chunks[i/slotChunk], i%slotChunk; c.tags[j] == uint8(h) && l.class(i).scope == scI && c.keys.is(j, key) {
 			return i, true
 		}
 	}
@@ -209,7 +283,7 @@ func (t *resTable) findRun(c *catalog, id string) (int, bool) {
 	c.counters(id, l.nss, func(ns uint32, n int64) bool {
 		i := sort.Search(t.n, func(i int) bool { return int64(l.runN(i)) >= n })
 		for ; i < t.n && int64(l.runN(i)) == n; i++ {
-			if l.entry(i).ns == ns && !t.dead.has(i) {
+			if l.class(i).ns == ns && !t.dead.has(i) {
 				found = i
 				return true
 			}
@@ -227,7 +301,7 @@ func (t *resTable) reservation(c *catalog, i int) *Reservation {
 	if i < t.restartedBelow {
 		owner.Local, owner.Alive = false, t.restartAlive
 	}
-	return &Reservation{Scope: scope, Key: string(e.key), Fingerprint: c.fpNames[e.fp],
+	return &Reservation{Scope: scope, Key: t.log.key(i), Fingerprint: c.fpNames[e.fp],
 		RunID: runs.RunID(c.nsNames[e.ns], e.n), N: e.n, Owner: owner, Status: runs.Queued, UpdatedAt: e.at}
 }
 
@@ -322,7 +396,7 @@ func (t *resTable) admit(c *catalog, nsI uint32, r *Reservation) bool {
 	if t.n > 0 && int64(t.log.runN(t.n-1)) >= r.N {
 		return false // counters only grow within a log; never happens
 	}
-	t.log.push(resEntry{n: r.N, at: r.UpdatedAt, ns: nsI, scope: scI, fp: fpI, key: []byte(r.Key)})
+	t.log.push(resEntry{n: r.N, at: r.UpdatedAt, ns: nsI, scope: scI, fp: fpI}, r.Key)
 	t.n++
 	t.len++
 	return true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -82,6 +83,72 @@ func checkResVersion(t *testing.T, step int, cat *catalog, v *resVersion, seen m
 // reserved again after a removal), changes, removals, snapshots, restores
 // (forks of the log), namespace switches and logical restarts against a plain
 // map: every version always answers as its map does.
+// modelKey is one of 4,000 keys of mixed shapes: sharing a prefix or not,
+// prefixes of one another, up to the 255-byte bound (chunkKeys keeps them as
+// suffixes of a chunk's first key).
+func modelKey(rng *rand.Rand) string {
+	n := rng.IntN(1000)
+	switch rng.IntN(4) {
+	case 0:
+		return fmt.Sprint("key-", n)
+	case 1:
+		return fmt.Sprint(n)
+	case 2:
+		return fmt.Sprint("key-", n, "-", strings.Repeat("x", n%7))
+	default:
+		return strings.Repeat("k", 250) + fmt.Sprint(n%100000)
+	}
+}
+
+// TestChunkKeys: every key comes back whole after any mix of shared
+// prefixes, across marks, and from every prefix of the chunk.
+func TestChunkKeys(t *testing.T) {
+	keys := []string{"order-17-a", "order-17-a", "order-1", "order-17-abc", "x", "order-", "o",
+		strings.Repeat("z", 255), "order-17-a" + strings.Repeat("q", 245)}
+	for i := range 300 {
+		keys = append(keys, fmt.Sprintf("order-%d-%d", i%7, i))
+	}
+	var k chunkKeys
+	for _, key := range keys {
+		k.push(key)
+	}
+	check := func(t *testing.T, k *chunkKeys, n int) {
+		t.Helper()
+		if len(k.shared) != n {
+			t.Fatalf("%d keys, want %d", len(k.shared), n)
+		}
+		for j, key := range keys[:n] {
+			if got := string(k.appendKey([]byte("pre:"), j)); got != "pre:"+key {
+				t.Fatalf("appendKey(%d) = %q, want %q", j, got, "pre:"+key)
+			}
+			if !k.is(j, key) {
+				t.Fatalf("is(%d, %q) = false", j, key)
+			}
+			for _, other := range []string{key + "x", key[:len(key)-1], "Q" + key[1:], key[:len(key)-1] + "Q"} {
+				if other != key && k.is(j, other) {
+					t.Fatalf("is(%d, %q) = true; the key is %q", j, other, key)
+				}
+			}
+		}
+	}
+	check(t, &k, len(keys))
+	if got, raw := len(k.suf), len(strings.Join(keys, "")); got > raw/2 {
+		t.Fatalf("%d suffix bytes for %d bytes of keys: the shared prefixes are not shared", got, raw)
+	}
+	for _, r := range []int{1, 2, 63, 64, 65, 128, len(keys) - 1, len(keys)} {
+		p := k.prefix(r)
+		check(t, &p, r)
+	}
+}
+
+func TestHashKeyBytes(t *testing.T) {
+	for _, key := range []string{"a", "order-17", strings.Repeat("z", 255)} {
+		if a, b := hashKey(7, key), hashKeyBytes(7, []byte(key)); a != b {
+			t.Fatalf("hashKey(7, %q) = %#x, hashKeyBytes = %#x", key, a, b)
+		}
+	}
+}
+
 func TestResTableModel(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -106,7 +173,7 @@ func TestResTableModel(t *testing.T) {
 				case op < 50: // admit with a key absent from this version
 					cur.counter++
 					scope := scopes[rng.IntN(2)]
-					key := fmt.Sprint("key-", rng.IntN(4000))
+					key := modelKey(rng)
 					if _, taken := cur.model[resKey(scope, key)]; taken {
 						continue
 					}

@@ -82,7 +82,7 @@ func (db *DB) prepare() (err error) {
 //
 // The private database is a SQLite temporary database (file name ""): its
 // pages live in the connection's page cache, and once they outgrow it (512 KiB:
-// privateCacheKiB) they spill to an anonymous file that SQLite deletes as it creates it, so a
+// cacheKiB) they spill to an anonymous file that SQLite deletes as it creates it, so a
 // long load keeps the process small; nothing of it outlives Close or the
 // process. Where SQLite finds no writable directory for that file, it stays
 // in memory whole (tempStore). Its rollback journal is kept in memory (journal_mode=MEMORY): a
@@ -96,13 +96,13 @@ func (db *DB) prepare() (err error) {
 // queue concurrent callers in the process, so they never meet SQLITE_BUSY.
 // Immediate transactions and busy_timeout still protect the file against
 // another handle or process.
-// privateCacheKiB is the page cache of the private database. SQLite's default
-// (2,000 KiB) cost ~4 MB more process memory under a keyed load than 512 KiB
-// — each 4 KiB page plus its header takes an 8 KiB slot of the allocator — at
-// a throughput within the noise of the default (scripts/bench):
-// the pages a load writes are mostly the rightmost ones, and the spill file
-// lives in the OS page cache.
-const privateCacheKiB = 512
+// cacheKiB is the page cache of a connection, in both modes. SQLite's default
+// (2,000 KiB) cost ~3–4 MB more process memory under a keyed load than 512
+// KiB — each 4 KiB page plus its header takes an 8 KiB slot of the allocator —
+// at a throughput within the noise of the default (scripts/bench): the pages
+// a load writes are mostly the rightmost ones, and what the cache misses is
+// read from the OS page cache (the spill file, or the database file and WAL).
+const cacheKiB = 512
 
 func Open(path string) (*DB, error) {
 	ms, err := loadMigrations(migrationFS)
@@ -112,7 +112,7 @@ func Open(path string) (*DB, error) {
 	db := &DB{path: path}
 	if path == "" {
 		dsn := fmt.Sprintf("file:?_pragma=busy_timeout(%d)&_pragma=temp_store(%d)&_pragma=journal_mode(MEMORY)&_pragma=cache_size(-%d)&_txlock=immediate",
-			busyTimeoutMs, tempStore(), privateCacheKiB)
+			busyTimeoutMs, tempStore(), cacheKiB)
 		db.x = sqlx.NewDb(sql.OpenDB(&oneConn{dsn: dsn}), "sqlite")
 	} else {
 		abs, err := filepath.Abs(path)
@@ -126,6 +126,7 @@ func Open(path string) (*DB, error) {
 		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMs))
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", cacheKiB))
 		// Checkpoint the WAL every 64 MiB rather than 4 MiB: each checkpoint
 		// syncs the database file, and fewer of them raise keyed throughput
 		// (~18% measured); a crash still loses no committed transaction.

@@ -68,6 +68,9 @@ func TestOpenFileReopen(t *testing.T) {
 	if got := pragma[int](t, db, "busy_timeout"); got != busyTimeoutMs {
 		t.Errorf("busy_timeout = %d, want %d", got, busyTimeoutMs)
 	}
+	if got := pragma[int](t, db, "cache_size"); got != -cacheKiB {
+		t.Errorf("cache_size = %d, want %d (KiB)", got, -cacheKiB)
+	}
 	if got := pragma[int](t, db, "user_version"); got != 3 {
 		t.Errorf("user_version = %d, want 3", got)
 	}
@@ -199,8 +202,8 @@ func TestPrivateDatabaseIsATemporaryDatabase(t *testing.T) {
 		t.Fatalf("journal_mode = %q, %v; want memory", journal, err)
 	}
 	var cache int
-	if err := db.x.Get(&cache, "PRAGMA cache_size"); err != nil || cache != -privateCacheKiB {
-		t.Fatalf("cache_size = %d, %v; want %d (KiB)", cache, err, -privateCacheKiB)
+	if err := db.x.Get(&cache, "PRAGMA cache_size"); err != nil || cache != -cacheKiB {
+		t.Fatalf("cache_size = %d, %v; want %d (KiB)", cache, err, -cacheKiB)
 	}
 	rec := []byte(`{"a":"` + strings.Repeat("x", 1000) + `"}`)
 	const n = 5000 // ~5 MB of records

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
@@ -26,7 +27,9 @@ type flusher struct {
 	closed   bool
 	finished bool // run has returned: nothing more will be written
 	stopped  chan struct{}
-	onFail   func(error) // may be nil
+	onFail   func(error)   // may be nil
+	gather   time.Duration // wait this long for more batches before writing (gatherInMemory)
+	writes   int           // transactions written, for tests
 }
 
 type failure struct {
@@ -34,8 +37,18 @@ type failure struct {
 	err error
 }
 
+// gatherInMemory is how long the flusher of a private database lets batches
+// gather before it writes them. Nobody waits for that store, and a SQLite
+// transaction costs about as much as 40 reservation rows: written as they
+// came (~4 batches a transaction under a keyed load) the mirror took ~30% of
+// the CPU; gathered for 2 ms, ~30 batches share one.
+const gatherInMemory = 2 * time.Millisecond
+
 func newFlusher(db *storage.DB, onFail func(error)) *flusher {
 	f := &flusher{db: db, stopped: make(chan struct{}), onFail: onFail}
+	if db.Path() == "" {
+		f.gather = gatherInMemory
+	}
 	f.cond = sync.NewCond(&f.mu)
 	go f.run()
 	return f
@@ -114,8 +127,14 @@ func (f *flusher) run() {
 			f.mu.Unlock()
 			return
 		}
+		if f.gather > 0 && !f.closed && f.enq-f.done <= maxBehind/2 {
+			f.mu.Unlock()
+			time.Sleep(f.gather)
+			f.mu.Lock()
+		}
 		group, from, to := f.pending, f.done+1, f.enq
 		f.pending = nil
+		f.writes++
 		f.mu.Unlock()
 		renderPlain(group)
 		var failed []failure

@@ -319,7 +319,7 @@ func (t *runTable) find(c *catalog, id string) (int, bool) {
 // cached renders slot s of run id as a Cached.
 func (c *catalog) cached(id string, s slot) *Cached {
 	return &Cached{
-		Record: encode(runs.NewRecord(id, s.at, nil)), Status: runs.Queued, UpdatedAt: s.at,
+		Record: runs.AppendPlainRecord(make([]byte, 0, 240), id, s.at, false), Status: runs.Queued, UpdatedAt: s.at,
 		Owner: Owner{Scope: c.scNames[s.scope&^slotKeyed], Keyed: s.scope&slotKeyed != 0, Local: true, Alive: true},
 	}
 }

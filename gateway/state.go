@@ -54,7 +54,7 @@ func (r *Reservation) durable() []byte {
 
 // plainRecord is the durable copy of the admission record of a plain run.
 func plainRecord(id string, at float64) []byte {
-	return encode(runs.SortedCopy(runs.ObjectValue(runs.NewRecord(id, at, nil))).Obj)
+	return runs.AppendPlainRecord(make([]byte, 0, 240), id, at, true)
 }
 
 // row is r as the store keeps it in namespace ns. The record of a plain

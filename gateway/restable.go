@@ -41,10 +41,51 @@ type resLog struct {
 // resChunk holds slotChunk entries; only the log's last chunk grows.
 type resChunk struct {
 	times timeChunk
-	runN  []uint32 // run counters, ascending over the whole log
-	fps   []uint32 // catalog index of the fingerprint
-	tags  []uint8  // the low byte of the entry's hashKey: most probes stop here
+	tags  []uint8 // the low byte of the entry's hashKey: most probes stop here; one an entry
 	keys  chunkKeys
+	runs  lazyInts // run counters, ascending over the whole log
+	fps   lazyInts // catalog index of the fingerprint
+}
+
+// lazyInts is a column of a chunk that usually follows a rule: the run
+// counters of a keyed load are consecutive, and its fingerprints one. Value j
+// is first + j·step until a value breaks the rule; only then is the column
+// kept value by value.
+type lazyInts struct {
+	first, step uint32
+	vals        []uint32 // nil while the rule holds
+}
+
+func (c *lazyInts) get(j int) uint32 {
+	if c.vals == nil {
+		return c.first + uint32(j)*c.step
+	}
+	return c.vals[j]
+}
+
+// push appends v as value j (the column holds j values).
+func (c *lazyInts) push(j int, v uint32) {
+	switch {
+	case j == 0:
+		c.first = v
+		return
+	case c.vals == nil && v == c.first+uint32(j)*c.step:
+		return
+	case c.vals == nil:
+		c.vals = make([]uint32, j, slotChunk)
+		for k := range j {
+			c.vals[k] = c.first + uint32(k)*c.step
+		}
+	}
+	c.vals = append(c.vals, v)
+}
+
+// prefix is a copy of the first r values.
+func (c *lazyInts) prefix(r int) lazyInts {
+	if c.vals == nil {
+		return *c
+	}
+	return lazyInts{first: c.first, step: c.step, vals: slices.Clone(c.vals[:r])}
 }
 
 // chunkKeys holds the keys of a chunk. Keys of one suite tend to share a
@@ -138,14 +179,14 @@ func (l *resLog) class(i int) classRun {
 
 func (l *resLog) entry(i int) resEntry {
 	c, j, k := l.chunks[i/slotChunk], i%slotChunk, l.class(i)
-	return resEntry{n: int64(c.runN[j]), at: c.times.get(j), ns: k.ns, scope: k.scope, fp: c.fps[j]}
+	return resEntry{n: int64(c.runs.get(j)), at: c.times.get(j), ns: k.ns, scope: k.scope, fp: c.fps.get(j)}
 }
 
 func (l *resLog) key(i int) string {
 	return string(l.chunks[i/slotChunk].keys.appendKey(nil, i%slotChunk))
 }
 
-func (l *resLog) runN(i int) uint32 { return l.chunks[i/slotChunk].runN[i%slotChunk] }
+func (l *resLog) runN(i int) uint32 { return l.chunks[i/slotChunk].runs.get(i % slotChunk) }
 
 func (l *resLog) push(e resEntry, key string) {
 	if !slices.Contains(l.nss, e.ns) {
@@ -156,18 +197,18 @@ func (l *resLog) push(e resEntry, key string) {
 	}
 	if l.n%slotChunk == 0 {
 		l.chunks = append(l.chunks, &resChunk{times: timeChunk{delta: make([]int32, 0, slotChunk)},
-			runN: make([]uint32, 0, slotChunk), fps: make([]uint32, 0, slotChunk), tags: make([]uint8, 0, slotChunk),
+			runs: lazyInts{step: 1}, tags: make([]uint8, 0, slotChunk),
 			keys: chunkKeys{shared: make([]uint8, 0, slotChunk), slen: make([]uint8, 0, slotChunk),
 				marks: make([]uint32, 0, slotChunk/keyMark)}})
 	}
 	c := l.chunks[len(l.chunks)-1]
 	h := hashKey(e.scope, key)
 	c.times.push(e.at)
-	c.runN = append(c.runN, uint32(e.n))
-	c.fps = append(c.fps, e.fp)
+	c.runs.push(len(c.tags), uint32(e.n))
+	c.fps.push(len(c.tags), e.fp)
 	c.tags = append(c.tags, uint8(h))
 	c.keys.push(key)
-	if len(c.runN) == slotChunk && cap(c.keys.suf)-len(c.keys.suf) > len(c.keys.suf)/8 {
+	if len(c.tags) == slotChunk && cap(c.keys.suf)-len(c.keys.suf) > len(c.keys.suf)/8 {
 		c.keys.suf = slices.Clone(c.keys.suf) // full: it never grows again
 	}
 	l.n++
@@ -220,7 +261,7 @@ func (l *resLog) fork(n int) *resLog {
 	if r := n % slotChunk; r > 0 {
 		c := l.chunks[full]
 		nl.chunks = append(nl.chunks, &resChunk{times: *c.times.prefix(r),
-			runN: slices.Clone(c.runN[:r]), fps: slices.Clone(c.fps[:r]), tags: slices.Clone(c.tags[:r]),
+			runs: c.runs.prefix(r), fps: c.fps.prefix(r), tags: slices.Clone(c.tags[:r]),
 			keys: c.keys.prefix(r)})
 	}
 	// The index is copied, not rebuilt: its slots for entries at n or later

@@ -141,6 +141,46 @@ func TestChunkKeys(t *testing.T) {
 	}
 }
 
+// TestLazyInts: a column reads back what was pushed, whether the rule held
+// throughout, broke at once, or broke late; and so does every prefix.
+func TestLazyInts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		name  string
+		step  uint32
+		value func(j int) uint32
+	}{
+		{"consecutive", 1, func(j int) uint32 { return 1000 + uint32(j) }},
+		{"constant", 0, func(j int) uint32 { return 7 }},
+		{"breaks late", 1, func(j int) uint32 { return 5 + uint32(j) + uint32(j/3000) }},
+		{"breaks at once", 0, func(j int) uint32 { return uint32(j % 2) }},
+		{"random", 1, func(j int) uint32 { return rng.Uint32() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := lazyInts{step: tc.step}
+			var want []uint32
+			for j := range slotChunk {
+				v := tc.value(j)
+				c.push(j, v)
+				want = append(want, v)
+			}
+			for _, r := range []int{1, 2, 2999, 3000, 3001, slotChunk} {
+				p := c.prefix(r)
+				for j := range r {
+					if got := p.get(j); got != want[j] {
+						t.Fatalf("prefix(%d).get(%d) = %d, want %d", r, j, got, want[j])
+					}
+				}
+			}
+			if tc.name == "consecutive" || tc.name == "constant" {
+				if c.vals != nil {
+					t.Fatalf("the rule held, yet %d values are kept", len(c.vals))
+				}
+			}
+		})
+	}
+}
+
 func TestHashKeyBytes(t *testing.T) {
 	for _, key := range []string{"a", "order-17", strings.Repeat("z", 255)} {
 		if a, b := hashKey(7, key), hashKeyBytes(7, []byte(key)); a != b {

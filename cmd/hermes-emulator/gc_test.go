@@ -33,7 +33,8 @@ func TestGCPercent(t *testing.T) {
 }
 
 // TestTuneGC: with 64 MiB of pointer-free data live, a collection sets GOGC
-// to the minimum headroom over the live heap (~6), not 100.
+// to the headroom over the live heap: ~6 when the rest of the test binary
+// scans under 4 MiB, and well under 20 unless it scans over 13 MiB — not 100.
 func TestTuneGC(t *testing.T) {
 	t.Setenv("GOGC", "")
 	tuneGC()
@@ -47,10 +48,10 @@ func TestTuneGC(t *testing.T) {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 		metrics.Read(s)
-		if p := s[0].Value.Uint64(); p >= 5 && p <= 8 {
+		if p := s[0].Value.Uint64(); p >= 1 && p <= 20 {
 			break
 		} else if time.Now().After(deadline) {
-			t.Fatalf("GOGC = %d after collections with 64 MiB of pointer-free data live, want 5..8", p)
+			t.Fatalf("GOGC = %d after collections with 64 MiB of pointer-free data live, want 1..20", p)
 		}
 	}
 	runtime.KeepAlive(keep)

@@ -257,9 +257,7 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 		return
 	}
 	echoHistory()
-	for _, sh := range handlers.SecurityHeaders {
-		w.Header().Set(sh[0], sh[1])
-	}
+	handlers.SetSecurityHeaders(w.Header())
 	// Step 8: body limit.
 	var body []byte
 	if method == "POST" || method == "PUT" || method == "PATCH" {

@@ -22,6 +22,24 @@ var SecurityHeaders = [][2]string{
 	{"Referrer-Policy", "no-referrer"},
 }
 
+// securityHeaderValues holds SecurityHeaders as header values, built once.
+var securityHeaderValues = func() [][]string {
+	vs := make([][]string, len(SecurityHeaders))
+	for i, sh := range SecurityHeaders {
+		vs[i] = []string{sh[1]}
+	}
+	return vs
+}()
+
+// SetSecurityHeaders sets SecurityHeaders on h. The names are canonical
+// already and the values are shared (net/http never writes into a value), so
+// a response pays neither canonicalisation nor an allocation for them.
+func SetSecurityHeaders(h http.Header) {
+	for i, sh := range SecurityHeaders {
+		h[sh[0]] = securityHeaderValues[i]
+	}
+}
+
 // RunEvents is GET /v1/runs/{run_id}/events (runs-api §6.4): a single-consumer
 // SSE stream written frame by frame, flushed at once.
 func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEventsParams) error {

@@ -430,3 +430,36 @@ func TestResTableAdmitRefuses(t *testing.T) {
 		t.Fatalf("a 255-character key was refused (len %d)", tab.len)
 	}
 }
+
+// FuzzChunkKeys: any sequence of keys of 1–255 bytes (the fuzz input split at
+// NUL) reads back whole from the chunk and from every prefix, and no key
+// reads as another.
+func FuzzChunkKeys(f *testing.F) {
+	f.Add([]byte("order-17-a\x00order-17-b\x00order-1\x00x\x00order-17-abc"))
+	f.Add([]byte("k\x00k\x00kk\x00"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var keys []string
+		for _, k := range strings.Split(string(in), "\x00") {
+			if len(k) >= 1 && len(k) <= 255 {
+				keys = append(keys, k)
+			}
+		}
+		var k chunkKeys
+		for _, key := range keys {
+			k.push(key)
+		}
+		for r := 0; r <= len(keys); r++ {
+			p := k.prefix(r)
+			for j := range r {
+				if got := string(p.appendKey(nil, j)); got != keys[j] {
+					t.Fatalf("prefix(%d) key %d = %q, want %q", r, j, got, keys[j])
+				}
+				for i, other := range keys[:r] {
+					if p.is(j, other) != (other == keys[j]) {
+						t.Fatalf("prefix(%d): is(%d, %q) = %v; key %d is %q", r, j, other, !(other == keys[j]), i, keys[j])
+					}
+				}
+			}
+		}
+	})
+}

@@ -123,6 +123,7 @@ func (k *chunkKeys) appendKey(dst []byte, j int) []byte {
 	return append(append(dst, k.first[:k.shared[j]]...), k.sufAt(j)...)
 }
 
+// push appends key; callers keep keys to 1–255 bytes (resTable.admit).
 func (k *chunkKeys) push(key string) {
 	if len(k.shared) == 0 {
 		k.first = strings.Clone(key)

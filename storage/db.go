@@ -72,6 +72,14 @@ func (db *DB) prepare() (err error) {
 	return err
 }
 
+// cacheKiB is the page cache of a connection, in both modes. SQLite's default
+// (2,000 KiB) cost ~3–4 MB more process memory under a keyed load than 512
+// KiB — each 4 KiB page plus its header takes an 8 KiB slot of the allocator —
+// at a throughput within the noise of the default (scripts/bench): the pages
+// a load writes are mostly the rightmost ones, and what the cache misses is
+// read from the OS page cache (the spill file, or the database file and WAL).
+const cacheKiB = 512
+
 // Open opens the store. path "" gives a private database that lives until
 // Close and is never shared with another DB, even in the same process
 // (runs-api §10.4: two embedded instances never share state). Any other path is
@@ -96,14 +104,6 @@ func (db *DB) prepare() (err error) {
 // queue concurrent callers in the process, so they never meet SQLITE_BUSY.
 // Immediate transactions and busy_timeout still protect the file against
 // another handle or process.
-// cacheKiB is the page cache of a connection, in both modes. SQLite's default
-// (2,000 KiB) cost ~3–4 MB more process memory under a keyed load than 512
-// KiB — each 4 KiB page plus its header takes an 8 KiB slot of the allocator —
-// at a throughput within the noise of the default (scripts/bench): the pages
-// a load writes are mostly the rightmost ones, and what the cache misses is
-// read from the OS page cache (the spill file, or the database file and WAL).
-const cacheKiB = 512
-
 func Open(path string) (*DB, error) {
 	ms, err := loadMigrations(migrationFS)
 	if err != nil {

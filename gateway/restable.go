@@ -218,9 +218,9 @@ func (l *resLog) push(e resEntry, key string) {
 
 // place puts entry i into the index, growing it at 7/8 full.
 func (l *resLog) place(i int, h uint32) {
-	if 8*(l.count+1) > 7*len(l.index) {
+	if full(l.count, len(l.index)) {
 		old := l.index
-		l.index = make([]uint32, max(64, 2*len(old)))
+		l.index = make([]uint32, grown(len(old)))
 		l.count = 0
 		for _, v := range old {
 			if v != 0 && int(v-1) < l.n { // a slot a fork copied may name an entry not yet appended
@@ -234,10 +234,10 @@ func (l *resLog) place(i int, h uint32) {
 }
 
 func (l *resLog) put(i int, h uint32) {
-	mask := len(l.index) - 1
-	b := bucket(h, mask)
+	size := len(l.index)
+	b := bucket(h, size)
 	for l.index[b] != 0 {
-		b = (b + 1) & mask
+		b = probe(b, size)
 	}
 	l.index[b] = uint32(i + 1)
 	l.count++
@@ -302,8 +302,8 @@ func (t *resTable) findKey(c *catalog, scope, key string) (int, bool) {
 		return 0, false
 	}
 	h := hashKey(scI, key)
-	mask := len(l.index) - 1
-	for b := bucket(h, mask); l.index[b] != 0; b = (b + 1) & mask {
+	size := len(l.index)
+	for b := bucket(h, size); l.index[b] != 0; b = probe(b, size) {
 		i := int(l.index[b] - 1)
 		if i >= t.n || t.dead.has(i) {
 			continue

@@ -214,16 +214,39 @@ func intern(idx map[string]uint32, names *[]string, s string) (uint32, bool) {
 // storage namespace, placed by the hash of their run id: 4 bytes a slot.
 type nsIndex struct {
 	p     uint32   // runs.RunNSHash of the namespace
-	table []uint32 // n, 0 = empty; len is a power of two
+	table []uint32 // n, 0 = empty
 	count int
 }
 
-func bucket(h uint32, mask int) int { return int(uint64(h)*0x9E3779B97F4A7C15>>32) & mask }
+// The open-addressing tables (nsIndex, resLog.index) probe linearly, stay
+// under 7/8 full and grow by half: a table of any size, so the step from one
+// size to the next costs a half of it rather than all of it.
+
+// bucket is the first slot of hash h in a table of size slots: the hash is
+// mixed, then scaled to the size (multiply-shift).
+func bucket(h uint32, size int) int {
+	return int(uint64(uint32(uint64(h)*0x9E3779B97F4A7C15>>32)) * uint64(size) >> 32)
+}
+
+// probe is the slot after i in a table of size slots.
+func probe(i, size int) int {
+	if i++; i == size {
+		return 0
+	}
+	return i
+}
+
+// grown is the size of a table grown from size slots.
+func grown(size int) int { return max(64, size+size/2) }
+
+// full reports whether a table of size slots holding count must grow before
+// taking one more.
+func full(count, size int) bool { return 8*(count+1) > 7*size }
 
 func (x *nsIndex) add(n uint32) {
-	if 8*(x.count+1) > 7*len(x.table) { // linear probing stays short up to 7/8 full
+	if full(x.count, len(x.table)) {
 		old := x.table
-		x.table = make([]uint32, max(64, 2*len(old)))
+		x.table = make([]uint32, grown(len(old)))
 		x.count = 0
 		for _, m := range old {
 			if m != 0 {
@@ -235,8 +258,8 @@ func (x *nsIndex) add(n uint32) {
 }
 
 func (x *nsIndex) place(n, h uint32) {
-	mask := len(x.table) - 1
-	for i := bucket(h, mask); ; i = (i + 1) & mask {
+	size := len(x.table)
+	for i := bucket(h, size); ; i = probe(i, size) {
 		switch x.table[i] {
 		case n:
 			return
@@ -253,8 +276,8 @@ func (x *nsIndex) each(h uint32, f func(n int64) bool) bool {
 	if len(x.table) == 0 {
 		return false
 	}
-	mask := len(x.table) - 1
-	for i := bucket(h, mask); x.table[i] != 0; i = (i + 1) & mask {
+	size := len(x.table)
+	for i := bucket(h, size); x.table[i] != 0; i = probe(i, size) {
 		if n := int64(x.table[i]); runs.RunHashOf(x.p, n) == h && f(n) {
 			return true
 		}

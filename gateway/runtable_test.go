@@ -278,3 +278,36 @@ func collidingCounters() (n1, n2 int64) {
 		seen[h] = n
 	}
 }
+
+// TestBucket: a hash lands in a table of any size, every slot of it is
+// reachable, probing wraps at the end, and tables grow by half from 64 slots.
+func TestBucket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, size := range []int{1, 2, 63, 64, 96, 144, 1000003, 1 << 30} {
+		hit := map[int]bool{}
+		for range 20000 {
+			b := bucket(rng.Uint32(), size)
+			if b < 0 || b >= size {
+				t.Fatalf("bucket(_, %d) = %d", size, b)
+			}
+			hit[b] = true
+		}
+		for _, h := range []uint32{0, 1, 1<<32 - 1} {
+			if b := bucket(h, size); b < 0 || b >= size {
+				t.Fatalf("bucket(%#x, %d) = %d", h, size, b)
+			}
+		}
+		if size <= 144 && len(hit) != size {
+			t.Errorf("size %d: 20,000 hashes reached %d slots", size, len(hit))
+		}
+		if got := probe(size-1, size); got != 0 {
+			t.Errorf("probe(%d, %d) = %d, want 0", size-1, size, got)
+		}
+	}
+	if got := []int{grown(0), grown(64), grown(96)}; got[0] != 64 || got[1] != 96 || got[2] != 144 {
+		t.Errorf("grown(0, 64, 96) = %v, want [64 96 144]", got)
+	}
+	if full(55, 64) || !full(56, 64) {
+		t.Errorf("full(55, 64) = %v, full(56, 64) = %v; want false, true (7/8)", full(55, 64), full(56, 64))
+	}
+}

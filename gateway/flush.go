@@ -128,7 +128,9 @@ func (f *flusher) run() {
 			f.mu.Unlock()
 			return
 		}
-		if f.gather == 0 && !f.closed {
+		switch {
+		case f.closed:
+		case f.gather == 0:
 			// Requests wait for this write (--db): yield once, so that
 			// those already running enqueue their batches into it. Under a
 			// keyed load that doubles the batches a transaction (~2.5 → ~5)
@@ -136,8 +138,7 @@ func (f *flusher) run() {
 			f.mu.Unlock()
 			runtime.Gosched()
 			f.mu.Lock()
-		}
-		if f.gather > 0 && !f.closed && f.enq-f.done <= maxBehind/2 {
+		case f.enq-f.done <= maxBehind/2:
 			f.mu.Unlock()
 			time.Sleep(f.gather)
 			f.mu.Lock()

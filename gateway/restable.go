@@ -16,9 +16,9 @@ import (
 // queued, its record the plain admission record, owned here — and such a
 // reservation is fully given by its run (storage namespace and counter n), its
 // time, its scope, its key and its fingerprint. It is kept as an entry of an
-// append-only log shared by every version: 4 bytes each of n, time and
-// fingerprint (interned: a suite sends the same body many times) plus the key's
-// bytes; a hash index of the log finds an entry by (scope, key), the catalog's
+// append-only log shared by every version: 4 bytes of time, n and the
+// fingerprint (interned: a suite sends the same body many times) as lazyInts
+// columns, and the key as chunkKeys keeps it, behind a one-byte hash tag; a hash index of the log finds an entry by (scope, key), the catalog's
 // run index and a binary search over n find it by run. A reservation that
 // changes, or is not plain, is a *Reservation in a persistent map, and its
 // entry is marked dead in the version.
@@ -35,7 +35,6 @@ type resLog struct {
 	n       int
 	index   []uint32 // open addressing by hashKey: entry index + 1, 0 = empty
 	count   int
-	scratch []byte // a key being rehashed
 }
 
 // resChunk holds slotChunk entries; only the log's last chunk grows.
@@ -103,12 +102,22 @@ type chunkKeys struct {
 
 const keyMark = 64
 
-// sufAt returns the suffix of key j.
-func (k *chunkKeys) sufAt(j int) []byte {
+// sufOff is the offset in suf of the suffix of key j; j may be the number of
+// keys (the end of suf).
+func (k *chunkKeys) sufOff(j int) int {
+	if j == len(k.shared) {
+		return len(k.suf)
+	}
 	off := int(k.marks[j/keyMark])
 	for _, n := range k.slen[j&^(keyMark-1) : j] {
 		off += int(n)
 	}
+	return off
+}
+
+// sufAt returns the suffix of key j.
+func (k *chunkKeys) sufAt(j int) []byte {
+	off := k.sufOff(j)
 	return k.suf[off : off+int(k.slen[j])]
 }
 
@@ -142,15 +151,8 @@ func (k *chunkKeys) push(key string) {
 
 // prefix is a copy of the first r keys.
 func (k *chunkKeys) prefix(r int) chunkKeys {
-	end := len(k.suf)
-	if r < len(k.shared) {
-		end = int(k.marks[r/keyMark])
-		for _, n := range k.slen[r&^(keyMark-1) : r] {
-			end += int(n)
-		}
-	}
 	return chunkKeys{first: k.first, shared: slices.Clone(k.shared[:r]), slen: slices.Clone(k.slen[:r]),
-		marks: slices.Clone(k.marks[:(r+keyMark-1)/keyMark]), suf: slices.Clone(k.suf[:end])}
+		marks: slices.Clone(k.marks[:(r+keyMark-1)/keyMark]), suf: slices.Clone(k.suf[:k.sufOff(r)])}
 }
 
 // resEntry is one entry of a log, decoded, but for its key.
@@ -222,11 +224,12 @@ func (l *resLog) place(i int, h uint32) {
 		old := l.index
 		l.index = make([]uint32, grown(len(old)))
 		l.count = 0
+		var key []byte
 		for _, v := range old {
 			if v != 0 && int(v-1) < l.n { // a slot a fork copied may name an entry not yet appended
 				j := int(v - 1)
-				l.scratch = l.chunks[j/slotChunk].keys.appendKey(l.scratch[:0], j%slotChunk)
-				l.put(j, hashKeyBytes(l.class(j).scope, l.scratch))
+				key = l.chunks[j/slotChunk].keys.appendKey(key[:0], j%slotChunk)
+				l.put(j, hashKeyBytes(l.class(j).scope, key))
 			}
 		}
 	}

@@ -45,8 +45,7 @@ func TestTuneGC(t *testing.T) {
 		keep[i] = byte(i)
 	}
 	awaitGOGC(t, "with 64 MiB of pointer-free data live", func(p uint64) bool { return p >= 1 && p <= 20 })
-	runtime.KeepAlive(keep)
-	keep = nil
+	runtime.KeepAlive(keep) // garbage from here on
 	awaitGOGC(t, "once the 64 MiB are garbage", func(p uint64) bool { return p > 20 })
 }
 

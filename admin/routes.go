@@ -27,6 +27,9 @@ func (a *Admin) table() []route {
 		r("POST", "/hermes/restart", true, a.restart),
 		r("POST", "/hermes/scope", true, a.scope),
 		r("POST", "/hermes/sweep", true, a.sweep),
+		r("PUT", "/hermes/scenarios", true, a.putScenarios),
+		r("GET", "/hermes/scenarios", true, a.getScenarios),
+		r("DELETE", "/hermes/scenarios", true, a.deleteScenarios),
 
 		r("GET", "/", false, a.index),
 		r("GET", "/namespaces", false, a.namespaces),

@@ -319,14 +319,14 @@ func TestControlAdminErrors(t *testing.T) {
 // acceptance 178
 func TestControlRouteIndex(t *testing.T) {
 	x := newH(t, emulator.Options{})
-	keys := []string{"DELETE /credentials", "DELETE /faults", "DELETE /metrics", "DELETE /requests", "DELETE /snapshots/:id",
-		"GET /", "GET /clock", "GET /credentials", "GET /faults", "GET /faults/presets", "GET /hermes/drain", "GET /metrics",
+	keys := []string{"DELETE /credentials", "DELETE /faults", "DELETE /hermes/scenarios", "DELETE /metrics", "DELETE /requests", "DELETE /snapshots/:id",
+		"GET /", "GET /clock", "GET /credentials", "GET /faults", "GET /faults/presets", "GET /hermes/drain", "GET /hermes/scenarios", "GET /metrics",
 		"GET /namespaces", "GET /requests", "GET /timeline", "POST /branches/:name", "POST /branches/:name/checkout",
 		"POST /checkpoints", "POST /clock", "POST /faults", "POST /faults/presets/:name", "POST /hermes/drain",
 		"POST /hermes/restart", "POST /hermes/runs/:id/events", "POST /hermes/runs/:id/observe",
 		"POST /hermes/runs/:id/steer/deliver", "POST /hermes/scope", "POST /hermes/sweep", "POST /reset",
-		"POST /snapshots", "POST /snapshots/:id/restore", "PUT /credentials"}
-	if len(keys) != 32 {
+		"POST /snapshots", "POST /snapshots/:id/restore", "PUT /credentials", "PUT /hermes/scenarios"}
+	if len(keys) != 35 {
 		t.Fatalf("%d keys", len(keys))
 	}
 	b, _ := json.Marshal(keys)

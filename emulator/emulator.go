@@ -56,6 +56,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/gen"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -89,6 +90,11 @@ type Options struct {
 	// FreezeClock freezes it there (or at the wall clock when ClockStart is 0).
 	ClockStart  float64
 	FreezeClock bool
+
+	// Scenarios is every namespace's default scenario set (serve --scenarios):
+	// matching runs move by themselves on the emulator clock (docs/scenarios.md).
+	// Parse it with scenarios.Parse or scenarios.Load; nil = none.
+	Scenarios *scenarios.Set
 
 	// NoResponseValidation turns off run-time validation of responses against
 	// openapi.yaml (for load tests). Validation is on by default.
@@ -172,9 +178,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	metrics := &journal.Metrics{}
 	gw, err := gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
-		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) }})
+		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
+		Scenarios:      opts.Scenarios, OnScenarioStep: metrics.ScenarioStep, Logger: log})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -197,7 +205,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{opts: opts, db: db, gw: gw, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
-		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{})}
+		metrics: metrics, log: log, served: make(chan struct{}), contractReady: make(chan struct{})}
 	if opts.NoResponseValidation {
 		close(s.contractReady)
 	} else {

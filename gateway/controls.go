@@ -11,10 +11,19 @@ import (
 // Observe scripts what the executor reports (controls §11.1) and returns the new record.
 func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	var out []byte
-	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
+		out, err = x.observe(id, body, hasBody)
+		return err
+	})
+	return out, err
+}
+
+// observe is the observe control in x (scenario steps apply it too).
+func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
+	{
 		c, err := x.addressed(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		pending, _ := x.st.approvals.Get(id)
 		o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
@@ -26,10 +35,10 @@ func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte,
 			return false
 		})
 		if oerr != nil {
-			return oerr
+			return nil, oerr
 		}
 		if runs.IsTerminal(c.Status) {
-			return runs.ErrObserveTerminal
+			return nil, runs.ErrObserveTerminal
 		}
 		now := x.now()
 		var approval *runs.Obj
@@ -61,10 +70,8 @@ func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte,
 			x.st.setSteers(id, nil)
 		}
 		x.checkpoint = true
-		out = nc.Record
-		return nil
-	})
-	return out, err
+		return nc.Record, nil
+	}
 }
 
 // Emitted is the answer of the events control (controls §11.2).
@@ -75,20 +82,30 @@ type Emitted struct {
 // Events scripts non-status events (controls §11.2).
 func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
 	var out Emitted
-	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
+	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
+		out, err = x.events(id, body, hasBody)
+		return err
+	})
+	return out, err
+}
+
+// events is the events control in x (scenario steps apply it too).
+func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
+	var out Emitted
+	{
 		c, err := x.addressed(id)
 		if err != nil {
-			return err
+			return out, err
 		}
 		evs, eerr := runs.ParseEvents(body, hasBody)
 		if eerr != nil {
-			return eerr
+			return out, eerr
 		}
 		if runs.IsTerminal(c.Status) {
-			return runs.ErrEventsTerminal
+			return out, runs.ErrEventsTerminal
 		}
 		if !c.Owner.Local {
-			return runs.RunNotActive(id)
+			return out, runs.RunNotActive(id)
 		}
 		hasTransport := x.g.transport(tkey{x.name, x.branch, id}) != nil
 		for _, e := range evs {
@@ -104,30 +121,34 @@ func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted,
 			}
 		}
 		x.checkpoint = true
-		return nil
-	})
-	return out, err
+		return out, nil
+	}
 }
 
 // Deliver empties a run's steer queue (controls §11.3) and returns how many texts it held.
 func (g *Gateway) Deliver(ns, id string) (int, *runs.Error) {
 	n := 0
-	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		c, err := x.addressed(id)
-		if err != nil {
-			return err
-		}
-		if runs.IsTerminal(c.Status) {
-			return runs.ErrDeliverTerminal
-		}
-		q, _ := x.st.steers.Get(id)
-		n = len(q)
-		x.st.setSteers(id, nil)
-		x.dirty = true
-		x.checkpoint = true
-		return nil
+	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
+		n, err = x.deliver(id)
+		return err
 	})
 	return n, err
+}
+
+// deliver is the steer-delivery control in x (scenario steps apply it too).
+func (x *tx) deliver(id string) (int, *runs.Error) {
+	c, err := x.addressed(id)
+	if err != nil {
+		return 0, err
+	}
+	if runs.IsTerminal(c.Status) {
+		return 0, runs.ErrDeliverTerminal
+	}
+	q, _ := x.st.steers.Get(id)
+	x.st.setSteers(id, nil)
+	x.dirty = true
+	x.checkpoint = true
+	return len(q), nil
 }
 
 // DrainFlag reads the drain flag of ns's main branch (controls §11.4).
@@ -178,6 +199,7 @@ func (x *tx) restart(alive bool) Restarted {
 	fresh.nextSweep, fresh.hasSweep = x.now()+60, true
 	x.st = fresh
 	x.dirty = true
+	x.resync = true // every scenario position is dropped (docs/scenarios.md §5)
 	if x.durable {
 		x.batch.SetOwners = &storage.OwnerUpdate{Local: false, Alive: alive}
 	}
@@ -227,6 +249,7 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 			g.destroyTransports(name, b, true)
 		}
 		space.branches = map[string]*branchState{"main": {st: newState()}}
+		g.auto.due.RemoveNS(name)
 		space.tl = nil
 	}
 	return names, nil

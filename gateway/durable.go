@@ -71,6 +71,7 @@ func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
 // reserved high-water marks guarantee ids still never repeat. Call it once
 // requests have stopped, before closing the store.
 func (g *Gateway) Close() error {
+	g.auto.runner.Close() // before the lock: a tick in progress takes it
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.q.close()

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -22,6 +24,13 @@ type Options struct {
 	// OnStorageError, when set, hears of every failed durable write (the
 	// request that made it answers 500 with --db; in memory none waits).
 	OnStorageError func(error)
+	// Scenarios is every namespace's default scenario set (serve --scenarios,
+	// docs/scenarios.md); nil = none.
+	Scenarios *scenarios.Set
+	// OnScenarioStep, when set, hears of every fired scenario step (metrics),
+	// under the gateway lock: it must not block.
+	OnScenarioStep func(scenario string)
+	Logger         *slog.Logger // WARN lines (a scenario step that failed); nil = discard
 }
 
 // Gateway holds all emulator state. All methods are safe for concurrent use.
@@ -43,6 +52,7 @@ type Gateway struct {
 	snaps      map[string]snapshot
 	snapSeq    int
 	tx         tx // the transaction in progress, under mu (see begin)
+	auto       autopilot
 }
 
 type namespace struct {
@@ -107,7 +117,15 @@ func New(db *storage.DB, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.q = newFlusher(db, opts.OnStorageError)
+	g.startAutopilot()
 	return g, nil
+}
+
+// warn logs a WARN line when a logger is set.
+func (g *Gateway) warn(msg string, args ...any) {
+	if g.opts.Logger != nil {
+		g.opts.Logger.Warn(msg, args...)
+	}
 }
 
 // nowMs is the controlled clock; callers hold g.mu.
@@ -150,8 +168,10 @@ func (g *Gateway) clockState() ClockState {
 func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 	defer g.unlockDurable(g.lock())
 	c, err := g.clock.ApplyRequest(body, g.opts.Wall())
+	g.advanceScenarios(c)
 	g.clock = c
 	g.saveClock()
+	g.auto.runner.Kick()
 	return g.clockState(), err
 }
 
@@ -227,6 +247,9 @@ type tx struct {
 	ends    []string  // runs whose stream ends (terminal)
 	opened  []opening // transports created by admissions
 	created float64   // their creation time
+
+	cursorIDs []string // runs whose scenario cursor changed (the queue follows on commit)
+	resync    bool     // the state was replaced: the queue follows all its cursors
 
 	accept     bool // an accepted mutation (runs-api §6.1 step 14): checkpoint now
 	checkpoint bool // a Hermes control: checkpoint after success (controls §11)
@@ -375,6 +398,7 @@ func (g *Gateway) commit(x *tx) {
 	}
 	x.bs.st = x.st
 	x.bs.version++
+	g.syncCursors(x)
 	g.publish(x)
 }
 

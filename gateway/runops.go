@@ -90,6 +90,7 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 			}
 		}
 		x.openTransport(id, nsI, n, now)
+		x.scenarioAdmit(id, sub)
 		x.accept = true
 		a = Admission{RunID: id, Status: "started"}
 		return nil
@@ -137,6 +138,7 @@ func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 		before := decode(c.Record)
 		x.setRecord(id, c, runs.Stopped(before, x.now()), before)
 		x.st.setApprovals(id, nil)
+		x.scenarioStopped(id)
 		x.accept = true
 		return nil
 	})
@@ -176,6 +178,7 @@ func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr
 		x.setRecord(id, c, runs.ApprovalResponded(before, now), before)
 		x.st.setApprovals(id, keep)
 		x.emit(id, runs.ApprovalRespondedEvent(id, now, ans, resolved))
+		x.scenarioAnswered(id, ans.Choice == "deny")
 		x.accept = true
 		out.Resolved = resolved
 		return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/benbjohnson/immutable"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -89,8 +90,9 @@ func (agedComparer) Compare(a, b aged) int {
 type State struct {
 	runs      runTable
 	res       resTable
-	approvals *immutable.Map[string, []*runs.Obj] // run id → pending approval events (FIFO)
-	steers    *immutable.Map[string, []string]    // run id → queued steer texts
+	approvals *immutable.Map[string, []*runs.Obj]      // run id → pending approval events (FIFO)
+	steers    *immutable.Map[string, []string]         // run id → queued steer texts
+	cursors   *immutable.Map[string, scenarios.Cursor] // run id → its scenario position (main only; docs/scenarios.md §5)
 
 	sweepable *immutable.SortedMap[aged, struct{}] // cached completed/failed/cancelled runs by updated_at
 	prunable  *immutable.SortedMap[aged, struct{}] // terminal reservations by durable updatedAt
@@ -112,6 +114,7 @@ func newState() State {
 		res:       newResTable(),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
 		steers:    immutable.NewMap[string, []string](nil),
+		cursors:   immutable.NewMap[string, scenarios.Cursor](nil),
 		sweepable: immutable.NewSortedMap[aged, struct{}](agedComparer{}),
 		prunable:  immutable.NewSortedMap[aged, struct{}](agedComparer{}),
 	}

@@ -8,7 +8,7 @@ import (
 
 // Select returns the scenario that drives a new run (docs/scenarios.md §1.2):
 // the first in file order whose match holds, or nil. text is the run's user
-// message text (UserText of the submission body); model and session are the
+// message text (MessageText of the submission's message); model and session are the
 // new record's model and session_id values.
 func (s *Set) Select(text string, model, session runs.Value) *Scenario {
 	if s == nil {
@@ -38,57 +38,42 @@ func (m Match) Holds(text string, model, session runs.Value) bool {
 	return true
 }
 
-// UserText is the user message text of a valid RunCreate body (runs-api §6.1
-// step 9.4): a string input itself; for a message list, the last element's
-// content — a string itself, a list of content parts their texts joined with
-// "\n" (strings, and objects whose type is text, input_text or output_text
-// with a string text, as steer input is joined, runs-api §6.6) — else "".
-func UserText(body runs.Value) string {
-	if body.Kind != runs.Object {
-		return ""
-	}
-	input, _ := body.Obj.Get("input")
-	switch input.Kind {
+// MessageText is the text of a run's user message (runs.Submission.Message,
+// runs-api §6.1 step 9.4) that match.input is searched in: a string itself; a
+// list of content parts, their texts joined with "\n" (non-empty strings, and
+// objects whose type is text, input_text or output_text with a non-empty
+// string text); anything else "".
+func MessageText(m runs.Value) string {
+	switch m.Kind {
 	case runs.String:
-		return input.Str
+		return m.Str
 	case runs.Array:
-		if len(input.Arr) == 0 {
-			return ""
+		var parts []string
+		for _, p := range m.Arr {
+			if t := partText(p); t != "" {
+				parts = append(parts, t)
+			}
 		}
-		last := input.Arr[len(input.Arr)-1]
-		if last.Kind != runs.Object {
-			return ""
-		}
-		c, _ := last.Obj.Get("content")
-		return contentText(c)
+		return strings.Join(parts, "\n")
 	}
 	return ""
 }
 
-func contentText(c runs.Value) string {
-	switch c.Kind {
-	case runs.String:
-		return c.Str
-	case runs.Array:
-		var parts []string
-		for _, p := range c.Arr {
-			if p.Kind == runs.String && p.Str != "" {
-				parts = append(parts, p.Str)
-				continue
-			}
-			if p.Kind != runs.Object {
-				continue
-			}
-			typ, _ := p.Obj.Get("type")
-			t, _ := p.Obj.Get("text")
-			switch strings.ToLower(strings.TrimSpace(typ.Str)) {
-			case "text", "input_text", "output_text":
-				if typ.Kind == runs.String && t.Kind == runs.String && t.Str != "" {
-					parts = append(parts, t.Str)
-				}
-			}
-		}
-		return strings.Join(parts, "\n")
+func partText(p runs.Value) string {
+	if p.Kind == runs.String {
+		return p.Str
+	}
+	if p.Kind != runs.Object {
+		return ""
+	}
+	typ, _ := p.Obj.Get("type")
+	t, _ := p.Obj.Get("text")
+	if typ.Kind != runs.String || t.Kind != runs.String {
+		return ""
+	}
+	switch strings.ToLower(strings.TrimSpace(typ.Str)) {
+	case "text", "input_text", "output_text":
+		return t.Str
 	}
 	return ""
 }

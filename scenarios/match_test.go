@@ -42,20 +42,22 @@ scenarios:
 	}
 }
 
-func TestUserText(t *testing.T) {
+func TestMessageText(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{`{"input":"deploy now"}`, "deploy now"},
 		{`{"input":[{"role":"user","content":"first"},{"role":"user","content":"last"}]}`, "last"},
 		{`{"input":[{"role":"user","content":["a",{"type":"input_text","text":"b"},{"type":"image","text":"c"},{"type":" TEXT ","text":"d"},""]}]}`, "a\nb\nd"},
 		{`{"input":[{"role":"user","content":7}]}`, ""},
-		{`{"input":[{"role":"user"}]}`, ""},
-		{`{"input":7}`, ""},
 	} {
 		v, err := runs.Parse([]byte(c.body))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := UserText(v); got != c.want {
+		sub, serr := runs.ValidateSubmission(v)
+		if serr != nil {
+			t.Fatal(serr)
+		}
+		if got := MessageText(sub.Message); got != c.want {
 			t.Errorf("%s: %q, want %q", c.body, got, c.want)
 		}
 	}

@@ -22,6 +22,7 @@ type Runner struct {
 	host Host
 	kick chan struct{}
 	done chan struct{}
+	once sync.Once
 	wg   sync.WaitGroup
 }
 
@@ -43,9 +44,9 @@ func (r *Runner) Kick() {
 }
 
 // Close stops the runner and waits for its goroutine (a tick in progress
-// finishes first).
+// finishes first). Later calls do nothing.
 func (r *Runner) Close() {
-	close(r.done)
+	r.once.Do(func() { close(r.done) })
 	r.wg.Wait()
 }
 

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 const usage = `hermes-emulator — an emulator of the Hermes Agent peer-run HTTP API (pinned v2026.8.31)
@@ -78,6 +79,7 @@ type config struct {
 	seed       string
 	bodyBytes  int64
 	noValidate bool
+	scenarios  string // --scenarios file
 }
 
 func env(name, def string) string {
@@ -164,6 +166,7 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	fs.StringVar(&c.logFormat, "log", env("LOG", "pretty"), "log format: pretty, json or off [LOG]")
 	fs.BoolVar(&o.LogRequests, "log-requests", e.getBool("LOG_REQUESTS"), "log one line per vendor request [LOG_REQUESTS]")
 	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [NO_RESPONSE_VALIDATION]")
+	fs.StringVar(&c.scenarios, "scenarios", env("SCENARIOS", ""), "scenario file (YAML or JSON): matching runs move by themselves (docs/scenarios.md) [SCENARIOS]")
 	c.env = &e
 	var first error
 	if len(e.bad) > 0 {
@@ -188,6 +191,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hermes-emulator serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	var set *scenarios.Set
+	if c.scenarios != "" {
+		var err error
+		if set, err = scenarios.Load(c.scenarios); err != nil {
+			fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
+			return 2
+		}
+	}
 	var handler slog.Handler
 	switch c.logFormat {
 	case "pretty":
@@ -202,6 +213,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	o := c.opts
 	o.Logger = slog.New(handler)
+	o.Scenarios = set
 	o.Seed = c.seed
 	o.MaxBodyBytes = c.bodyBytes
 	o.NoResponseValidation = c.noValidate

@@ -13,7 +13,7 @@ import (
 // cliEnv lists every HERMES_EMULATOR_ variable the CLI reads.
 var cliEnv = []string{"HOST", "PORT", "DB", "ADMIN_KEY", "API_KEY", "MAX_CONCURRENT_RUNS", "MAX_BODY_BYTES", "SEED",
 	"SSE_KEEPALIVE", "SSE_SUBSCRIBE_WAIT", "JOURNAL_SIZE", "MAX_CHECKPOINTS", "LOG", "LOG_REQUESTS",
-	"NO_RESPONSE_VALIDATION", "URL"}
+	"NO_RESPONSE_VALIDATION", "URL", "SCENARIOS"}
 
 // cliClean empties every CLI variable (empty = unset) so the test sees only
 // what it sets, then sets kv (name without the prefix, value, …). The host is

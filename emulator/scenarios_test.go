@@ -317,3 +317,41 @@ func TestScenarioControlPlane(t *testing.T) {
 		t.Fatalf("admitted before the PUT: %s (want completed); after: %s (want failed)", a, b)
 	}
 }
+
+func TestScenarioSteers(t *testing.T) {
+	for _, c := range []struct{ steers, want string }{
+		{"deliver", `"last_event":"run.completed","output":"ok","usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0}}`},
+		{"keep", `"total_tokens":0},"pending_steer":"also run the tests"}`},
+	} {
+		x := newH(t, emulator.Options{Scenarios: mustSet(t, `{"scenarios":[{"name":"s","steers":"`+c.steers+`","steps":[
+			{"after":100,"observe":{"status":"running"}},{"after":1000,"observe":{"status":"completed","output":"ok"}}]}]}`)})
+		x.freeze()
+		id := x.start()
+		x.advance("100")
+		x.want(x.post("/v1/runs/"+id+"/steer", `{"input":"also run the tests"}`), 200, "")
+		x.advance("1000")
+		if r := x.get("/v1/runs/" + id); !strings.HasSuffix(string(r.Body), c.want) {
+			t.Fatalf("steers %s: %s\nwant the end %s", c.steers, r.Body, c.want)
+		}
+	}
+}
+
+// x-mockingbird-at on a mutating request moves main back, scenario positions
+// with it (docs/scenarios.md §5).
+func TestScenarioAtHeader(t *testing.T) {
+	x := newH(t, emulator.Options{Scenarios: mustSet(t, happyYAML)})
+	x.freeze()
+	id := x.start()
+	x.advance("150")
+	cp := x.post("/__admin/checkpoints", "").field(t, "id")
+	x.advance("2000")
+	done := string(x.get("/v1/runs/" + id).Body)
+	x.want(x.post("/v1/runs", `{"input":"second"}`, "x-mockingbird-at", cp), 202, "")
+	if s := x.status(id); s != "running" {
+		t.Fatalf("after x-mockingbird-at: %s", s)
+	}
+	x.advance("2000")
+	if again := string(x.get("/v1/runs/" + id).Body); again != done {
+		t.Fatalf("resumed:\n%s\nfirst time:\n%s", again, done)
+	}
+}

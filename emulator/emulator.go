@@ -44,6 +44,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -79,6 +80,10 @@ type Options struct {
 	APIKey            string        // upstream bearer auth on the vendor routes (runs-api §14.3); "" = none
 	MaxConcurrentRuns int           // capacity limit; 0 = none
 	MaxBodyBytes      int64         // body limit; 0 = 10,000,000
+	// Bounds on what a client can make the server hold (hardening H4, H5).
+	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 = 10s
+	ShutdownGrace        time.Duration // Close waits this long for in-flight requests; 0 = 10s
+	MaxInflightBodyBytes int64         // request body bytes held at once (503 server_busy past it); 0 = 64 MiB
 	Seed              string        // fault-rate RNG seed; "" = "0"
 	SSEKeepalive      time.Duration // idle time before ": keepalive"; 0 = 30s
 	SSESubscribeWait  time.Duration // wait before a missing transport answers 404; 0 = 1s
@@ -113,6 +118,7 @@ type Server struct {
 	echo          *echo.Echo
 	admin         *admin.Admin
 	faults        *faults.Store
+	bodies        *handlers.Bodies // the one body reader of both planes
 	journal       *journal.Journal
 	metrics       *journal.Metrics
 	contract      *api.Contract // nil without response validation; read after contractReady
@@ -127,6 +133,7 @@ type Server struct {
 	unlock   func() // releases the --db file lock
 	once     sync.Once
 	served   chan struct{}
+	inflight atomic.Int64 // requests in ServeHTTP, for the shutdown log line
 }
 
 // New starts an emulator with opts: it opens (and migrates) the database,
@@ -150,6 +157,15 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.SSEKeepalive <= 0 {
 		opts.SSEKeepalive = 30 * time.Second
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = 10 * time.Second
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 10 * time.Second
+	}
+	if opts.MaxInflightBodyBytes <= 0 {
+		opts.MaxInflightBodyBytes = 64 << 20
 	}
 	log := opts.Logger
 	if log == nil {
@@ -197,7 +213,8 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{opts: opts, db: db, gw: gw, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
-		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{})}
+		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
+		bodies: handlers.NewBodies(opts.MaxBodyBytes, opts.MaxInflightBodyBytes, opts.ReadTimeout)}
 	if opts.NoResponseValidation {
 		close(s.contractReady)
 	} else {
@@ -215,7 +232,7 @@ func New(opts Options) (*Server, error) {
 	gen.RegisterHandlers(s.echo, &handlers.Handlers{GW: gw, Opts: handlers.Options{
 		APIKey: opts.APIKey, Durable: opts.DBPath != "", Keepalive: opts.SSEKeepalive}})
 	s.admin = admin.New(admin.Deps{GW: gw, Faults: s.faults, Journal: s.journal, Metrics: s.metrics,
-		Credentials: credentials.NewStore(), AdminKey: opts.AdminKey, MaxBodyBytes: opts.MaxBodyBytes, Version: Version})
+		Credentials: credentials.NewStore(), AdminKey: opts.AdminKey, Bodies: s.bodies, Version: Version})
 	if opts.NoListener {
 		close(s.served)
 		started, s.unlock = true, unlock
@@ -232,7 +249,11 @@ func New(opts Options) (*Server, error) {
 	// 0.0.0.0 stays 0.0.0.0 (the listener would report [::]).
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	s.url = "http://" + net.JoinHostPort(opts.Host, port)
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	// The head must arrive within ReadTimeout; each body is read under its own
+	// deadline (handlers.Bodies), not http.Server.ReadTimeout, whose deadline
+	// would also end every SSE stream that outlives it (hardening H4). No
+	// WriteTimeout either: a stream writes for as long as it lives.
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: opts.ReadTimeout, IdleTimeout: 120 * time.Second}
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.
 	s.http.RegisterOnShutdown(gw.Shutdown)
@@ -274,9 +295,10 @@ func (s *Server) Client() *gen.ClientWithResponses {
 }
 
 // Close stops the listener, ends every open SSE stream at once (without a
-// closing comment), waits up to 10 seconds for in-flight requests to finish
-// (a request held by a fault delay completes normally) and then forcibly
-// closes what is left, and closes the database. Without a listener, Close ends
+// closing comment), waits up to Options.ShutdownGrace (10 s) for in-flight
+// requests to finish (a request held by a fault delay completes normally) and
+// then forcibly closes what is left, with a WARN log line that counts them,
+// and closes the database. Without a listener, Close ends
 // the streams and closes the database: the caller must have finished its
 // Handler() calls. Close is idempotent; every call returns the first result.
 func (s *Server) Close() error {
@@ -286,9 +308,12 @@ func (s *Server) Close() error {
 			s.gw.Shutdown()
 		}
 		if s.http != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
 			s.gw.Shutdown()
 			if err := s.http.Shutdown(ctx); err != nil {
+				// Say what the grace cut short (hardening H4).
+				s.log.Warn("shutdown grace elapsed; closing the requests still in flight",
+					"grace", s.opts.ShutdownGrace.String(), "requests", s.inflight.Load())
 				s.http.Close()
 			}
 			cancel()

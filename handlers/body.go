@@ -1,0 +1,174 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Errors of Bodies.Read. Each caller answers them in its own envelope: the
+// vendor pipeline with the Hermes errors (runs-api §3 step 8), the control
+// plane with its admin ones (controls §1).
+var (
+	// ErrBodyTooLarge: the body is longer than the limit (declared or read).
+	ErrBodyTooLarge = errors.New("request body too large")
+	// ErrBodyBusy: the in-flight bound stayed full for the whole read timeout
+	// (hardening H5); nothing of the body was kept.
+	ErrBodyBusy = errors.New("request body backlog full")
+	// ErrBodyIncomplete: the body did not arrive in full (timeout, reset,
+	// truncated). The answer closes the connection: the rest is unknown.
+	ErrBodyIncomplete = errors.New("request body incomplete")
+)
+
+// chunk is the step in which a body of undeclared length is admitted to the
+// in-flight bound as it arrives.
+const chunk = 64 << 10
+
+// Bodies reads request bodies for both planes (one reader, hardening H2 step
+// 8b): each body at most max bytes, each read within timeout (H4), and at most
+// inflight bytes of bodies held by all requests at once (H5) — a body waits its
+// turn up to timeout, then ErrBodyBusy. A declared Content-Length is admitted
+// whole before the read; an undeclared length (chunked) is admitted 64 KiB at
+// a time as it arrives. Safe for concurrent use.
+type Bodies struct {
+	max, inflight int64
+	timeout       time.Duration
+	sem           *semaphore.Weighted
+}
+
+// NewBodies returns a reader of bodies of at most max bytes, read within
+// timeout, with at most inflight bytes held at once (inflight <= 0: no bound).
+func NewBodies(max, inflight int64, timeout time.Duration) *Bodies {
+	b := &Bodies{max: max, inflight: inflight, timeout: timeout}
+	if inflight > 0 {
+		b.sem = semaphore.NewWeighted(inflight)
+	}
+	return b
+}
+
+// Max is the body limit in bytes.
+func (b *Bodies) Max() int64 { return b.max }
+
+// Timeout is the read timeout.
+func (b *Bodies) Timeout() time.Duration { return b.timeout }
+
+// Declared reports whether r declares a Content-Length over the limit: such a
+// request is answered 413 without reading anything (H2 step 8a).
+func (b *Bodies) Declared(r *http.Request) bool { return r.ContentLength > b.max }
+
+// Read reads r's body in full under the bounds. The caller must call release
+// once it no longer holds the bytes (release is never nil). Errors:
+// ErrBodyTooLarge, ErrBodyBusy, ErrBodyIncomplete; on ErrBodyIncomplete and
+// ErrBodyBusy the answer carries Connection: close, as the rest of the body is
+// unread. A writer without read deadlines (a recorder) reads without one.
+func (b *Bodies) Read(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	var held int64
+	release = func() {
+		if held > 0 {
+			b.sem.Release(held)
+			held = 0
+		}
+	}
+	if b.Declared(r) {
+		b.Unread(w, r)
+		return nil, release, ErrBodyTooLarge
+	}
+	deadline := time.Now().Add(b.timeout)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(deadline)
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	admit := func(n int64) error {
+		if n = min(n, b.inflight-held); b.sem == nil || n <= 0 {
+			return nil // one body alone may always be read up to the limit
+		}
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
+		defer cancel()
+		if b.sem.Acquire(ctx, n) != nil {
+			if r.Context().Err() != nil {
+				return ErrBodyIncomplete
+			}
+			return ErrBodyBusy
+		}
+		held += n
+		return nil
+	}
+	fail := func(err error) ([]byte, func(), error) {
+		release()
+		w.Header().Set("Connection", "close")
+		return nil, release, err
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, release, nil
+	}
+	if r.ContentLength >= 0 {
+		if err := admit(r.ContentLength); err != nil {
+			return fail(err)
+		}
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return fail(ErrBodyIncomplete)
+		}
+		return buf, release, nil
+	}
+	var buf []byte
+	for {
+		if err := admit(chunk); err != nil {
+			return fail(err)
+		}
+		n, err := io.ReadFull(r.Body, grow(&buf, chunk))
+		buf = buf[:len(buf)-chunk+n]
+		switch {
+		case int64(len(buf)) > b.max:
+			return fail(ErrBodyTooLarge)
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return buf, release, nil
+		case err != nil:
+			return fail(ErrBodyIncomplete)
+		}
+	}
+}
+
+// grow extends *buf by n bytes and returns the new tail.
+func grow(buf *[]byte, n int) []byte {
+	l := len(*buf)
+	if cap(*buf)-l < n {
+		nb := make([]byte, l, 2*cap(*buf)+n)
+		copy(nb, *buf)
+		*buf = nb
+	}
+	*buf = (*buf)[:l+n]
+	return (*buf)[l:]
+}
+
+// Unread bounds a body the pipeline does not read (an early answer, a GET
+// with a body): net/http discards up to 256 KiB of it after the answer, and
+// this read deadline keeps that discard from waiting for ever on a body that
+// never arrives (hardening H4). A request without a body is left alone, so a
+// stream's connection keeps no deadline.
+func (b *Bodies) Unread(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(b.timeout))
+}
+
+// Discard reads and drops the body of a request whose operation takes none
+// (GET, HEAD: runs-api §3 step 8), within the read timeout, then clears the
+// deadline so that a stream answering the request keeps none. A body that
+// does not arrive closes the connection after the answer.
+func (b *Bodies) Discard(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(b.timeout))
+	_, err := io.Copy(io.Discard, io.LimitReader(r.Body, b.max+1))
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil || r.ContentLength > b.max {
+		w.Header().Set("Connection", "close")
+	}
+}

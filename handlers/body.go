@@ -144,16 +144,16 @@ func grow(buf *[]byte, n int) []byte {
 	return (*buf)[l:]
 }
 
-// Unread bounds a body the pipeline does not read (an early answer, a GET
-// with a body): net/http discards up to 256 KiB of it after the answer, and
-// this read deadline keeps that discard from waiting for ever on a body that
-// never arrives (hardening H4). A request without a body is left alone, so a
-// stream's connection keeps no deadline.
+// Unread answers a request whose body the pipeline does not read (an early
+// answer: 401, 404, 413, a fault, an admin error) with Connection: close, so
+// that net/http neither waits for the body to discard it — it may never
+// arrive (hardening H4) — nor reads a byte of it (H2: an unauthenticated
+// request reads no body). A request without a body keeps its connection.
 func (b *Bodies) Unread(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(b.timeout))
+	w.Header().Set("Connection", "close")
 }
 
 // Discard reads and drops the body of a request whose operation takes none

@@ -1,0 +1,193 @@
+package emulator_test
+
+import (
+	"io"
+	"net"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/emulator"
+)
+
+// Hardening decisions H1, H2, H4, H5 and H9 (hardening.md) through the full
+// stack.
+
+var adminKeyErr = adminErr("missing or wrong x-mockingbird-admin-key")
+
+// H1: with an admin key, x-mockingbird-at and x-mockingbird-branch on a vendor
+// request need it too; without it the answer is 401 in the admin envelope and
+// nothing is selected, created or moved.
+func TestHistoryHeadersNeedTheAdminKey(t *testing.T) {
+	x := newH(t, emulator.Options{AdminKey: "ak", APIKey: "k"})
+	bearer := []string{"Authorization", "Bearer k"}
+	admin := []string{"X-Mockingbird-Admin-Key", "ak"}
+	with := func(hdr ...[]string) (out []string) {
+		for _, h := range hdr {
+			out = append(out, h...)
+		}
+		return out
+	}
+	r := x.post("/v1/runs", `{"input":"synthetic"}`, with(bearer, []string{"Idempotency-Key", "a"})...)
+	x.want(r, 202, "")
+	r = x.post("/v1/runs", `{"input":"synthetic"}`, with(bearer, []string{"Idempotency-Key", "b"})...)
+	x.want(r, 202, "")
+	second := r.field(t, "run_id")
+	timeline := func() string { return string(x.get("/__admin/timeline", admin...).Body) }
+	before := timeline()
+	at := []string{"X-Mockingbird-At", "cp_00000001"}
+	for _, tc := range []struct {
+		name, method, path string
+		hdr                []string
+		status             int
+		body               string
+	}{
+		{"no credentials, at", "POST", "/v1/runs", at, 401, authErr},
+		{"bearer, at, no admin key", "POST", "/v1/runs", with(bearer, at), 401, adminKeyErr},
+		{"bearer, at, wrong admin key", "POST", "/v1/runs", with(bearer, at, []string{"X-Mockingbird-Admin-Key", "nope"}), 401, adminKeyErr},
+		{"bearer, at, admin key with a suffix", "POST", "/v1/runs", with(bearer, at, []string{"X-Mockingbird-Admin-Key", "akk"}), 401, adminKeyErr},
+		{"bearer, at on a GET", "GET", "/v1/runs/" + second, with(bearer, at), 401, adminKeyErr},
+		{"bearer, new branch on a GET", "GET", "/v1/runs/" + second, with(bearer, []string{"X-Mockingbird-Branch", "side"}), 401, adminKeyErr},
+		{"bearer, branch main", "POST", "/v1/runs", with(bearer, []string{"X-Mockingbird-Branch", "main"}), 401, adminKeyErr},
+	} {
+		x.want(x.do(tc.method, tc.path, `{"input":"synthetic"}`, tc.hdr...), tc.status, tc.body)
+		if got := timeline(); got != before {
+			t.Fatalf("%s moved the timeline:\n%s\nwas\n%s", tc.name, got, before)
+		}
+	}
+	// The second run is still there and its key still replays.
+	x.want(x.get("/v1/runs/"+second, bearer...), 200, "")
+	r = x.post("/v1/runs", `{"input":"synthetic"}`, with(bearer, []string{"Idempotency-Key", "b"})...)
+	if r.Status != 202 || r.Header.Get("Idempotency-Replayed") != "true" || r.field(t, "run_id") != second {
+		t.Fatalf("replay after the refused rollbacks: %d %s", r.Status, r.Body)
+	}
+	// With the admin key the headers work as before (controls §8.6).
+	x.want(x.get("/v1/runs/"+second, with(bearer, admin, []string{"X-Mockingbird-Branch", "side"})...), 200, "")
+	if got := timeline(); !strings.Contains(got, `"side":"cp_`) {
+		t.Fatalf("branch side not created with the admin key: %s", got)
+	}
+}
+
+// H1 without --api-key: the history headers alone need the admin key, and the
+// refused request creates no namespace.
+func TestHistoryHeadersAdminKeyOnly(t *testing.T) {
+	x := newH(t, emulator.Options{AdminKey: "ak"})
+	x.want(x.get("/v1/runs/run_x", "X-Mockingbird-Branch", "side"), 401, adminKeyErr)
+	x.want(x.post("/v1/runs", `{"input":"synthetic"}`, "X-Mockingbird-At", "cp_00000001"), 401, adminKeyErr)
+	x.want(x.get("/__admin/namespaces", "X-Mockingbird-Admin-Key", "ak"), 200, `{"default":"default","namespaces":[]}`)
+	// Without history headers the vendor routes need no admin key.
+	x.start()
+}
+
+// H2: 8a body limit, 9 routing and 7 faults answer before 10 auth; 10 auth
+// before 5 history selection and 8b the body read.
+func TestPipelineOrder(t *testing.T) {
+	x := newH(t, emulator.Options{APIKey: "k", MaxBodyBytes: 100})
+	bearer := []string{"Authorization", "Bearer k"}
+	tooLarge := hermesErr("Request body too large.", "body_too_large")
+	x.want(x.post("/v1/runs", strings.Repeat(" ", 101)), 413, tooLarge)
+	x.want(x.post("/v1/nope", `{}`), 404, `{"message":"page not found"}`)
+	x.want(x.post("/v1/runs", `not json`), 401, authErr)
+	x.want(x.post("/v1/runs", `{"input":"synthetic"}`, "X-Mockingbird-At", "cp_00000099"), 401, authErr)
+	x.want(x.get("/v1/runs/run_x", "X-Mockingbird-Branch", "side"), 401, authErr)
+	// The body of an unauthenticated request is never read: the answer does
+	// not wait for the 95 bytes still missing.
+	began := time.Now()
+	resp, b := optRaw(t, x, "POST /v1/runs HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{\"in")
+	if resp.StatusCode != 401 || string(b) != authErr || time.Since(began) > 2*time.Second {
+		t.Fatalf("unauthenticated, body missing: %d %s after %v", resp.StatusCode, b, time.Since(began))
+	}
+	// None of these touched a timeline or created a namespace.
+	x.want(x.get("/__admin/namespaces"), 200, `{"default":"default","namespaces":[]}`)
+	// A fault rule answers before auth.
+	x.want(x.post("/__admin/faults", `{"operationId":"RunCreate","status":503,"count":1}`), 201, "")
+	x.want(x.post("/v1/runs", `{"input":"synthetic"}`), 503, `{"detail":"Injected by Mockingbird"}`)
+	// With credentials, history selection answers as before.
+	x.want(x.post("/v1/runs", `{"input":"synthetic"}`, append(bearer, "X-Mockingbird-At", "cp_00000099")...), 409, adminErr("no checkpoint cp_00000099"))
+	x.want(x.post("/v1/runs", `not json`, bearer...), 400, hermesErr("Invalid JSON", ""))
+}
+
+// H4: a request whose declared body never arrives is answered within the read
+// timeout, whatever its method; a head that never ends is closed; a stream
+// outlives the read timeout.
+func TestReadTimeout(t *testing.T) {
+	x := newH(t, emulator.Options{ReadTimeout: 300 * time.Millisecond, SSEKeepalive: 100 * time.Millisecond})
+	for _, tc := range []struct{ name, raw, body string }{
+		{"GET with a body that never comes", "GET /v1/runs/x HTTP/1.1\r\nHost: e\r\nContent-Length: 10\r\n\r\n",
+			hermesErr("Run not found: x", "run_not_found")},
+		{"POST with half a body", "POST /v1/runs HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{\"input\"",
+			hermesErr("Invalid JSON", "")},
+		{"unmatched route with a body that never comes", "POST /v1/nope HTTP/1.1\r\nHost: e\r\nContent-Length: 10\r\n\r\n",
+			`{"message":"page not found"}`},
+		{"control plane with half a body", "POST /__admin/clock HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{",
+			adminErr("request body is not valid JSON")},
+	} {
+		began := time.Now()
+		resp, b := optRaw(t, x, tc.raw)
+		if d := time.Since(began); string(b) != tc.body || d > 3*time.Second {
+			t.Fatalf("%s: %d %s after %v, want %s", tc.name, resp.StatusCode, b, d, tc.body)
+		}
+	}
+	// A head that never ends: the connection is closed.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(x.srv.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	began := time.Now()
+	_, _ = io.WriteString(conn, "GET /v1/runs/x HTTP/1.1\r\nHost: e\r\n")
+	_, _ = io.ReadAll(conn)
+	if d := time.Since(began); d > 3*time.Second {
+		t.Fatalf("unfinished head held for %v", d)
+	}
+	// A stream lives past the read timeout.
+	id := x.start()
+	s, _, _ := x.sseOpen(id)
+	if got := s.quiet(900 * time.Millisecond); len(got) < 5 {
+		t.Fatalf("%d keepalives in 900ms with a 300ms read timeout: %q", len(got), got)
+	}
+	s.close()
+}
+
+// H5: at most MaxInflightBodyBytes of bodies are held at once; past it a body
+// waits the read timeout, then 503 server_busy with Retry-After: 1, on both
+// planes. In-process, a stalled body holds its bytes until it ends.
+func TestInflightBodyBytes(t *testing.T) {
+	x := newH(t, emulator.Options{NoListener: true, MaxInflightBodyBytes: 1000, ReadTimeout: 100 * time.Millisecond})
+	x.inproc = true
+	pr, pw := io.Pipe()
+	stalled := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		req := httptest.NewRequest("POST", "http://emulator/v1/runs", pr)
+		req.ContentLength = 800
+		rec := httptest.NewRecorder()
+		x.srv.Handler().ServeHTTP(rec, req)
+		stalled <- rec
+	}()
+	_, _ = io.WriteString(pw, `{"input"`)
+	time.Sleep(50 * time.Millisecond) // the stalled body holds its 800 bytes
+	busy := hermesErr("Request body backlog full.", "server_busy")
+	body := `{"input":"synthetic","pad":"` + strings.Repeat("p", 400) + `"}`
+	for _, path := range []string{"/v1/runs", "/__admin/clock"} {
+		r := x.post(path, body)
+		x.want(r, 503, busy)
+		if r.Header.Get("Retry-After") != "1" {
+			t.Fatalf("%s: Retry-After %q", path, r.Header.Get("Retry-After"))
+		}
+	}
+	pw.Close()
+	if rec := <-stalled; rec.Code != 400 || rec.Body.String() != hermesErr("Invalid JSON", "") {
+		t.Fatalf("stalled body: %d %s", rec.Code, rec.Body)
+	}
+	x.want(x.post("/v1/runs", body), 202, "")
+}
+
+// H9: a 404 echoes at most the first 1024 bytes of the path.
+func TestNotFoundEchoIsBounded(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.want(x.get("/v1/runs/"+strings.Repeat("r", 5000)), 404, hermesErr("Run not found: "+strings.Repeat("r", 1024), "run_not_found"))
+	x.want(x.get("/__admin/"+strings.Repeat("x", 5000)), 404, adminErr("no admin route GET /"+strings.Repeat("x", 1023)+"; GET /__admin lists them"))
+}
+

@@ -39,9 +39,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -171,8 +173,16 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	unlock := func() {}
+	unlock, dropLock := func() {}, func() {}
 	if opts.DBPath != "" {
+		// A refused file is refused before the lock file exists, and a refusal
+		// after it removes the lock file it created (hardening H8).
+		if err := storage.Preflight(opts.DBPath); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(opts.DBPath + ".lock"); errors.Is(err, fs.ErrNotExist) {
+			dropLock = func() { os.Remove(opts.DBPath + ".lock") }
+		}
 		var err error
 		if unlock, err = lockFile(opts.DBPath); err != nil {
 			return nil, err
@@ -182,6 +192,7 @@ func New(opts Options) (*Server, error) {
 	defer func() {
 		if !started {
 			unlock()
+			dropLock()
 		}
 	}()
 	db, err := storage.Open(opts.DBPath)

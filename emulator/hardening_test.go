@@ -4,6 +4,8 @@ import (
 	"io"
 	"net"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -191,3 +193,35 @@ func TestNotFoundEchoIsBounded(t *testing.T) {
 	x.want(x.get("/__admin/"+strings.Repeat("x", 5000)), 404, adminErr("no admin route GET /"+strings.Repeat("x", 1023)+"; GET /__admin lists them"))
 }
 
+
+// H8: emulator.New refuses a foreign file before the lock file exists, and
+// issue 15 item 5: a missing directory is named, not the lock file.
+func TestForeignDatabaseRefused(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "other.db")
+	content := []byte("SQLite format 3\x00" + strings.Repeat("\x00", 52) + "\x00\x00\x04\xd2" + strings.Repeat("\x00", 440))
+	if err := os.WriteFile(foreign, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing", "x.db")
+	for path, want := range map[string]string{
+		foreign: "storage: open " + foreign + ": not a hermes-emulator database: application_id 0x4d2",
+		missing: "storage: open " + missing + ": the directory " + filepath.Dir(missing) + " does not exist",
+	} {
+		srv, err := emulator.New(emulator.Options{DBPath: path, NoListener: true})
+		if err == nil {
+			srv.Close()
+			t.Fatalf("%s: New succeeded", path)
+		}
+		if err.Error() != want {
+			t.Fatalf("err = %q\nwant  %q", err, want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "other.db" {
+		t.Fatalf("files after the refusals: %v", entries)
+	}
+	if b, _ := os.ReadFile(foreign); string(b) != string(content) {
+		t.Fatal("the foreign file changed")
+	}
+}

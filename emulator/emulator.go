@@ -82,15 +82,16 @@ type Options struct {
 	APIKey            string        // upstream bearer auth on the vendor routes (runs-api §14.3); "" = none
 	MaxConcurrentRuns int           // capacity limit; 0 = none
 	MaxBodyBytes      int64         // body limit; 0 = 10,000,000
-	// Bounds on what a client can make the server hold (hardening H4, H5).
-	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 = 10s
-	ShutdownGrace        time.Duration // Close waits this long for in-flight requests; 0 = 10s
-	MaxInflightBodyBytes int64         // request body bytes held at once (503 server_busy past it); 0 = 64 MiB
 	Seed              string        // fault-rate RNG seed; "" = "0"
 	SSEKeepalive      time.Duration // idle time before ": keepalive"; 0 = 30s
 	SSESubscribeWait  time.Duration // wait before a missing transport answers 404; 0 = 1s
 	JournalSize       int           // entries kept per namespace; 0 = 1000, negative = journal off
 	MaxCheckpoints    int           // checkpoints kept per namespace; 0 = 1000
+
+	// Bounds on what a client can make the server hold (hardening H4, H5).
+	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 = 10s
+	ShutdownGrace        time.Duration // Close waits this long for in-flight requests; 0 = 10s
+	MaxInflightBodyBytes int64         // request body bytes held at once (503 server_busy past it); 0 = 64 MiB
 
 	// ClockStart, when non-zero, sets the controlled clock (epoch ms) at start;
 	// FreezeClock freezes it there (or at the wall clock when ClockStart is 0).

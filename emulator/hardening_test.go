@@ -193,7 +193,6 @@ func TestNotFoundEchoIsBounded(t *testing.T) {
 	x.want(x.get("/__admin/"+strings.Repeat("x", 5000)), 404, adminErr("no admin route GET /"+strings.Repeat("x", 1023)+"; GET /__admin lists them"))
 }
 
-
 // H8: emulator.New refuses a foreign file before the lock file exists, and
 // issue 15 item 5: a missing directory is named, not the lock file.
 func TestForeignDatabaseRefused(t *testing.T) {

@@ -109,7 +109,7 @@ func TestClockApplyRequest(t *testing.T) {
 		{"set at the limit", frozen, clockObj("set", FloatValue(8.64e15)), Clock{Frozen: true, FrozenMs: 8.64e15, OffsetMs: 7}, ""},
 		{"set at the negative limit", frozen, clockObj("set", FloatValue(-8.64e15)), Clock{Frozen: true, FrozenMs: -8.64e15, OffsetMs: 7}, ""},
 		{"set 1e308", frozen, clockObj("set", FloatValue(1e308)), frozen, "set: out of range (the clock stays within ±8.64e15 ms)"},
-		{"set past the limit, live", live, clockObj("set", FloatValue(8.64e15 + 1)), live, "set: out of range (the clock stays within ±8.64e15 ms)"},
+		{"set past the limit, live", live, clockObj("set", FloatValue(8.64e15+1)), live, "set: out of range (the clock stays within ±8.64e15 ms)"},
 		{"set -1e308 after reset", frozen, clockObj("reset", BoolValue(true), "set", FloatValue(-1e308)), frozen, "set: out of range (the clock stays within ±8.64e15 ms)"},
 		{"advance 1e308", frozen, clockObj("advance", FloatValue(1e308)), frozen, "advance: out of range (the clock stays within ±8.64e15 ms)"},
 		{"set 1e308 then advance 1e308", live, clockObj("set", FloatValue(1e308), "advance", FloatValue(1e308)), live, "set: out of range (the clock stays within ±8.64e15 ms)"},

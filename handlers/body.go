@@ -62,72 +62,95 @@ func (b *Bodies) Declared(r *http.Request) bool { return r.ContentLength > b.max
 
 // Read reads r's body in full under the bounds. The caller must call release
 // once it no longer holds the bytes (release is never nil). Errors:
-// ErrBodyTooLarge, ErrBodyBusy, ErrBodyIncomplete; on ErrBodyIncomplete and
-// ErrBodyBusy the answer carries Connection: close, as the rest of the body is
-// unread. A writer without read deadlines (a recorder) reads without one.
+// ErrBodyTooLarge, ErrBodyBusy, ErrBodyIncomplete. Every error sets
+// Connection: close, as the rest of the body is unread (a declared length over
+// the limit reads nothing). A writer without read deadlines (a recorder) reads
+// without one.
 func (b *Bodies) Read(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
-	var held int64
-	release = func() {
-		if held > 0 {
-			b.sem.Release(held)
-			held = 0
-		}
-	}
+	rd := &bodyRead{b: b, r: r, deadline: time.Now().Add(b.timeout)}
 	if b.Declared(r) {
 		b.Unread(w, r)
-		return nil, release, ErrBodyTooLarge
-	}
-	deadline := time.Now().Add(b.timeout)
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(deadline)
-	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	admit := func(n int64) error {
-		if n = min(n, b.inflight-held); b.sem == nil || n <= 0 {
-			return nil // one body alone may always be read up to the limit
-		}
-		ctx, cancel := context.WithDeadline(r.Context(), deadline)
-		defer cancel()
-		if b.sem.Acquire(ctx, n) != nil {
-			if r.Context().Err() != nil {
-				return ErrBodyIncomplete
-			}
-			return ErrBodyBusy
-		}
-		held += n
-		return nil
-	}
-	fail := func(err error) ([]byte, func(), error) {
-		release()
-		w.Header().Set("Connection", "close")
-		return nil, release, err
+		return nil, rd.release, ErrBodyTooLarge
 	}
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil, release, nil
+		return nil, rd.release, nil
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(rd.deadline)
 	if r.ContentLength >= 0 {
-		if err := admit(r.ContentLength); err != nil {
-			return fail(err)
-		}
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
-			return fail(ErrBodyIncomplete)
-		}
-		return buf, release, nil
+		body, err = rd.declared()
+	} else {
+		body, err = rd.chunked()
 	}
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		rd.release()
+		w.Header().Set("Connection", "close")
+		return nil, rd.release, err
+	}
+	return body, rd.release, nil
+}
+
+// bodyRead is one body being read: the bytes it holds of the in-flight bound.
+type bodyRead struct {
+	b        *Bodies
+	r        *http.Request
+	deadline time.Time
+	held     int64
+}
+
+func (rd *bodyRead) release() {
+	if rd.held > 0 {
+		rd.b.sem.Release(rd.held)
+		rd.held = 0
+	}
+}
+
+// admit takes n more bytes of the in-flight bound, waiting up to the deadline.
+func (rd *bodyRead) admit(n int64) error {
+	if n = min(n, rd.b.inflight-rd.held); rd.b.sem == nil || n <= 0 {
+		return nil // one body alone may always be read up to the limit
+	}
+	ctx, cancel := context.WithDeadline(rd.r.Context(), rd.deadline)
+	defer cancel()
+	if rd.b.sem.Acquire(ctx, n) != nil {
+		if rd.r.Context().Err() != nil {
+			return ErrBodyIncomplete
+		}
+		return ErrBodyBusy
+	}
+	rd.held += n
+	return nil
+}
+
+// declared reads a body of a declared length, admitted whole first.
+func (rd *bodyRead) declared() ([]byte, error) {
+	if err := rd.admit(rd.r.ContentLength); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, rd.r.ContentLength)
+	if _, err := io.ReadFull(rd.r.Body, buf); err != nil {
+		return nil, ErrBodyIncomplete
+	}
+	return buf, nil
+}
+
+// chunked reads a body of undeclared length, admitted chunk by chunk.
+func (rd *bodyRead) chunked() ([]byte, error) {
 	var buf []byte
 	for {
-		if err := admit(chunk); err != nil {
-			return fail(err)
+		if err := rd.admit(chunk); err != nil {
+			return nil, err
 		}
-		n, err := io.ReadFull(r.Body, grow(&buf, chunk))
+		n, err := io.ReadFull(rd.r.Body, grow(&buf, chunk))
 		buf = buf[:len(buf)-chunk+n]
 		switch {
-		case int64(len(buf)) > b.max:
-			return fail(ErrBodyTooLarge)
+		case int64(len(buf)) > rd.b.max:
+			return nil, ErrBodyTooLarge
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			return buf, release, nil
+			return buf, nil
 		case err != nil:
-			return fail(ErrBodyIncomplete)
+			return nil, ErrBodyIncomplete
 		}
 	}
 }

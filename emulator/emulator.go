@@ -45,8 +45,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -59,6 +59,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/gen"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
+	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -136,7 +137,7 @@ type Server struct {
 	unlock   func() // releases the --db file lock
 	once     sync.Once
 	served   chan struct{}
-	inflight atomic.Int64 // requests in ServeHTTP, for the shutdown log line
+	inflight sync.Map // *http.Request → struct{}: requests in ServeHTTP, for the shutdown log line
 }
 
 // New starts an emulator with opts: it opens (and migrates) the database,
@@ -324,8 +325,9 @@ func (s *Server) Close() error {
 			s.gw.Shutdown()
 			if err := s.http.Shutdown(ctx); err != nil {
 				// Say what the grace cut short (hardening H4).
+				n, cut := s.inFlight()
 				s.log.Warn("shutdown grace elapsed; closing the requests still in flight",
-					"grace", s.opts.ShutdownGrace.String(), "requests", s.inflight.Load())
+					"grace", s.opts.ShutdownGrace.String(), "requests", n, "cut", cut)
 				s.http.Close()
 			}
 			cancel()
@@ -335,6 +337,20 @@ func (s *Server) Close() error {
 		s.unlock()
 	})
 	return s.closeErr
+}
+
+// inFlight counts the requests in ServeHTTP and names up to ten of them
+// ("POST /v1/runs, GET /v1/runs/x").
+func (s *Server) inFlight() (n int, names string) {
+	var some []string
+	s.inflight.Range(func(k, _ any) bool {
+		n++
+		if r := k.(*http.Request); len(some) < 10 {
+			some = append(some, r.Method+" "+runs.Echo(r.URL.EscapedPath()))
+		}
+		return true
+	})
+	return n, strings.Join(some, ", ")
 }
 
 func (s *Server) logRequest(e journal.Entry) {

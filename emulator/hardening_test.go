@@ -2,11 +2,13 @@ package emulator_test
 
 import (
 	"io"
+	"log/slog"
 	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,5 +228,50 @@ func TestForeignDatabaseRefused(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(foreign); string(b) != string(content) {
 		t.Fatal("the foreign file changed")
+	}
+}
+
+// syncBuf is a log sink safe for concurrent writes.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// H4: Close waits ShutdownGrace for a stalled upload, then cuts it and says
+// what it cut.
+func TestShutdownGrace(t *testing.T) {
+	var logs syncBuf
+	srv, err := emulator.New(emulator.Options{ShutdownGrace: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, "POST /v1/runs HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{\"input\"")
+	time.Sleep(100 * time.Millisecond) // the request is in the pipeline, reading its body
+	began := time.Now()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(began); d < 250*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("Close took %v with a 300ms grace", d)
+	}
+	if got := logs.String(); !strings.Contains(got, `level=WARN msg="shutdown grace elapsed; closing the requests still in flight" grace=300ms requests=1 cut="POST /v1/runs"`) {
+		t.Fatalf("log:\n%s", got)
 	}
 }

@@ -16,8 +16,8 @@ import (
 // ServeHTTP is the request pipeline of runs-api §3.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
+	s.inflight.Store(r, struct{}{})
+	defer s.inflight.Delete(r)
 	// Step 1: the /ns/<name> prefix.
 	rawPath := r.URL.EscapedPath()
 	prefixNS := ""

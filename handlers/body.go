@@ -111,6 +111,10 @@ func (rd *bodyRead) admit(n int64) error {
 	if n = min(n, rd.b.inflight-rd.held); rd.b.sem == nil || n <= 0 {
 		return nil // one body alone may always be read up to the limit
 	}
+	if rd.b.sem.TryAcquire(n) { // the common case: no wait, no timer
+		rd.held += n
+		return nil
+	}
 	ctx, cancel := context.WithDeadline(rd.r.Context(), rd.deadline)
 	defer cancel()
 	if rd.b.sem.Acquire(ctx, n) != nil {

@@ -275,3 +275,30 @@ func TestShutdownGrace(t *testing.T) {
 		t.Fatalf("log:\n%s", got)
 	}
 }
+
+// H6 through the control plane: the attacks of issue 16 item 7 are refused
+// and change nothing.
+func TestControlInputBounds(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	clock := string(x.get("/__admin/clock").Body)
+	for _, tc := range []struct{ path, body, msg string }{
+		{"/__admin/faults", `{"delayMs":1e300}`, "fault field delayMs must be an integer from 0 to 600000"},
+		{"/__admin/faults", `{"status":503,"headers":{"X-A":"a\u0000b"}}`, "fault header X-A has a CR, LF or NUL in its value"},
+		{"/__admin/faults/presets/hermes_poll_timeout", `{"delayMs":600001}`, "fault field delayMs must be an integer from 0 to 600000"},
+		{"/__admin/clock", `{"set":1e308}`, "set: out of range (the clock stays within ±8.64e15 ms)"},
+		{"/__admin/clock", `{"advance":1e308}`, "advance: out of range (the clock stays within ±8.64e15 ms)"},
+		{"/__admin/clock", `{"freeze":false,"advance":"100000000000d"}`, "advance: out of range (the clock stays within ±8.64e15 ms)"},
+	} {
+		x.want(x.post(tc.path, tc.body), 400, adminErr(tc.msg))
+	}
+	x.want(x.get("/__admin/faults"), 200, `{"faults":[]}`)
+	if got := string(x.get("/__admin/clock").Body); got != clock {
+		t.Fatalf("clock %s after the refused requests, was %s", got, clock)
+	}
+	for i := 0; i < 1000; i++ {
+		x.want(x.post("/__admin/faults", `{"operationId":"RunGet","status":500,"namespace":"a"}`), 201, "")
+	}
+	x.want(x.post("/__admin/faults", `{"operationId":"RunGet","status":500,"namespace":"a"}`), 409, adminErr("too many fault rules (max 1000)"))
+	x.want(x.post("/__admin/faults", `{"operationId":"RunGet","status":500,"namespace":"b"}`), 201, "")
+}

@@ -31,7 +31,7 @@ type Deps struct {
 	AdminKey     string // "" = open
 	MaxBodyBytes int64  // the body limit when Bodies is nil
 	// Bodies reads control request bodies, as it reads the vendor ones
-	// (hardening H2, H5); nil = a reader of MaxBodyBytes, 30s, no in-flight bound.
+	// (hardening H2, H5); nil = a reader of MaxBodyBytes, 10s, no in-flight bound.
 	Bodies  *handlers.Bodies
 	Version string
 }
@@ -71,7 +71,7 @@ func (r route) key() string { return r.method + " /" + strings.Join(r.segs, "/")
 // New builds the control plane.
 func New(d Deps) *Admin {
 	if d.Bodies == nil {
-		d.Bodies = handlers.NewBodies(d.MaxBodyBytes, 0, 30*time.Second)
+		d.Bodies = handlers.NewBodies(d.MaxBodyBytes, 0, 10*time.Second)
 	}
 	a := &Admin{d: d}
 	a.routes = a.table()

@@ -60,6 +60,11 @@ func TestHistoryHeadersNeedTheAdminKey(t *testing.T) {
 			t.Fatalf("%s moved the timeline:\n%s\nwas\n%s", tc.name, got, before)
 		}
 	}
+	// Journaled as 401s, none as an accepted mutation.
+	j := string(x.get("/__admin/requests", admin...).Body)
+	if n := strings.Count(j, `"status":401`); n != 7 || strings.Count(j, `"accepted":true`) != 2 {
+		t.Fatalf("journal: %d entries with status 401, want 7; %d accepted, want the 2 admissions:\n%s", n, strings.Count(j, `"accepted":true`), j)
+	}
 	// The second run is still there and its key still replays.
 	x.want(x.get("/v1/runs/"+second, bearer...), 200, "")
 	r = x.post("/v1/runs", `{"input":"synthetic"}`, with(bearer, []string{"Idempotency-Key", "b"})...)

@@ -154,3 +154,6 @@ func (h *entryHeap) Pop() any {
 	delete(h.at, e.Key)
 	return e
 }
+
+// Entries returns every entry, in no particular order (invariant checks).
+func (q *Queue) Entries() []Entry { return append([]Entry(nil), q.h.es...) }

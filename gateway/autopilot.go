@@ -96,11 +96,15 @@ func (g *Gateway) Scenario(ns, id string) (ScenarioPosition, bool) {
 	if !ok {
 		return ScenarioPosition{}, false
 	}
+	return position(c), true
+}
+
+func position(c scenarios.Cursor) ScenarioPosition {
 	p := ScenarioPosition{Name: c.Scenario.Name, Step: c.Path(), Waiting: c.Waiting}
 	if !c.Waiting {
 		p.Due = c.Due
 	}
-	return p, true
+	return p
 }
 
 // scenarioAdmit starts a new run's cursor when a scenario of its namespace

@@ -54,7 +54,7 @@ var _ genadmin.ServerInterface = (*Admin)(nil)
 type call struct {
 	w       http.ResponseWriter // the caller's writer (read deadlines)
 	r       *http.Request
-	rel     string // the path relative to /__admin as sent ("/" when empty), for the 404 message
+	rel     string // the path relative to /__admin as sent ("/" when empty; "" for /health), for the 404 message
 	ns      string // the admin namespace: ?namespace=, header, default
 	body    runs.Value
 	hasBody bool
@@ -163,6 +163,9 @@ func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(ec)
 		}
 		c := callOf(ec)
+		if c.rel == "" { // GET /health reads nothing (controls §2)
+			return next(ec)
+		}
 		if err := a.readBody(c); err != nil {
 			return err
 		}

@@ -2,8 +2,12 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"encoding/json"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -30,6 +34,8 @@ type operation struct {
 	handlerBody bool
 	// stateNS: x-hermes-namespace: state — the admin namespace must be valid.
 	stateNS bool
+	// responses: status → media type → schema (nil = none), for CheckResponse.
+	responses map[int]map[string]*openapi3.Schema
 }
 
 // routeInfo is one line of GET /__admin.
@@ -77,6 +83,21 @@ func parseContract(spec []byte) (*contract, error) {
 					o.body = mt.Schema.Value
 				}
 			}
+			o.responses = map[int]map[string]*openapi3.Schema{}
+			for key, ref := range op.Responses.Map() {
+				status, err := strconv.Atoi(key)
+				if err != nil {
+					return nil, fmt.Errorf("admin: %s: response key %q is not a status", o.id, key)
+				}
+				o.responses[status] = map[string]*openapi3.Schema{}
+				for mt, m := range ref.Value.Content {
+					var s *openapi3.Schema
+					if m.Schema != nil {
+						s = m.Schema.Value
+					}
+					o.responses[status][mt] = s
+				}
+			}
 			c.ops[method+" "+echoPath(path)] = o
 			if rel, ok := strings.CutPrefix(path, "/__admin"); ok {
 				if rel == "" {
@@ -106,4 +127,60 @@ func colonPath(p string) string {
 // op returns the operation of method and Echo route path (nil when none).
 func (c *contract) op(method, echoRoute string) *operation {
 	return c.ops[method+" "+echoRoute]
+}
+
+// CheckResponse checks one control-plane answer against admin.yaml: the
+// request's method and path (after any /ns/<name> prefix, query excluded)
+// must be a route, the status declared for it, the Content-Type one of the
+// declared media types, and a JSON body must match that status's schema. It
+// is for tests and self-checks: an answer admin.yaml does not allow is a bug.
+func CheckResponse(method, path string, status int, header http.Header, body []byte) error {
+	c := theContract()
+	route := ""
+	segs := strings.FieldsFunc(path, func(r rune) bool { return r == '/' })
+	for key := range c.ops {
+		m, p, _ := strings.Cut(key, " ")
+		want := strings.FieldsFunc(p, func(r rune) bool { return r == '/' })
+		if m != method || len(want) != len(segs) {
+			continue
+		}
+		same := true
+		for i, w := range want {
+			if !strings.HasPrefix(w, ":") && w != segs[i] {
+				same = false
+				break
+			}
+		}
+		if same && (route == "" || strings.Count(p, ":") < strings.Count(route, ":")) {
+			route = p // a static segment wins over a parameter, as in the router
+		}
+	}
+	op := c.op(method, route)
+	if op == nil {
+		return fmt.Errorf("admin: %s %s is not a route of admin.yaml", method, path)
+	}
+	media, ok := op.responses[status]
+	if !ok {
+		return fmt.Errorf("admin: %s: status %d is not declared", op.id, status)
+	}
+	ct := header.Get("Content-Type")
+	schema, ok := media[ct]
+	if !ok {
+		return fmt.Errorf("admin: %s %d: Content-Type %q is not declared", op.id, status, ct)
+	}
+	if schema == nil || ct != "application/json" {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("admin: %s %d: body is not JSON: %w", op.id, status, err)
+	}
+	if err := schema.VisitJSON(v, openapi3.MultiErrors(), openapi3.VisitAsResponse()); err != nil {
+		var msgs []string
+		for _, se := range schemaErrors(err) {
+			msgs = append(msgs, "at /"+strings.Join(se.JSONPointer(), "/")+": "+se.Reason)
+		}
+		return fmt.Errorf("admin: %s %d: %s: %w", op.id, status, body, errors.New(strings.Join(msgs, "; ")))
+	}
+	return nil
 }

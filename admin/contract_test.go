@@ -66,7 +66,7 @@ func TestEveryBodyValidated(t *testing.T) {
 		}
 		n++
 	}
-	if n != 12 {
+	if n != 13 {
 		t.Fatalf("%d routes with a validated body", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	hermesemulator "github.com/hermes-emulator/hermes-emulator"
+	"github.com/hermes-emulator/hermes-emulator/admin"
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 )
 
@@ -202,5 +203,84 @@ func TestAdminStream(t *testing.T) {
 			t.Fatalf("line %d\n got %s\nwant %s", i, line, want[i])
 		}
 		i++
+	}
+}
+
+// Every answer of the control plane matches admin.yaml (status, Content-Type,
+// body schema): a session through every route, successes and errors.
+func TestAdminResponsesMatchContract(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.freeze()
+	id := x.start("Idempotency-Key", "k")
+	x.ns = "c"
+	cid := x.start()
+	x.ns = ""
+	x.get("/v1/runs/missing")
+	seen := map[string]bool{}
+	check := func(method, path, body string, hdr ...string) res {
+		t.Helper()
+		r := x.do(method, path, body, hdr...)
+		p, _, _ := strings.Cut(path, "?")
+		if err := admin.CheckResponse(method, p, r.Status, r.Header, r.Body); err != nil {
+			t.Errorf("%s %s %s: %v", method, path, body, err)
+		}
+		seen[method+" "+p] = true
+		return r
+	}
+	for _, c := range [][3]string{
+		{"GET", "/health", ""}, {"GET", "/__admin", ""}, {"GET", "/__admin/openapi.yaml", ""},
+		{"GET", "/__admin/namespaces", ""}, {"GET", "/__admin/clock", ""}, {"POST", "/__admin/clock", `{"advance":"1s"}`},
+		{"POST", "/__admin/clock", `{"set":"yesterday"}`}, {"POST", "/__admin/clock", `{"x":1}`},
+		{"POST", "/__admin/faults", `{"operationId":"RunSteer","status":500,"headers":{"A":"b"},"body":null,"count":2}`},
+		{"POST", "/__admin/faults", `{"preset":"hermes_throttled"}`}, {"POST", "/__admin/faults", `{}`},
+		{"GET", "/__admin/faults", ""}, {"DELETE", "/__admin/faults?id=nope", ""}, {"DELETE", "/__admin/faults", ""},
+		{"GET", "/__admin/faults/presets", ""}, {"POST", "/__admin/faults/presets/hermes_poll_timeout", `{"count":3}`},
+		{"POST", "/__admin/faults/presets/nope", ""},
+		{"GET", "/__admin/requests?all=1", ""}, {"GET", "/__admin/requests?limit=1", ""}, {"GET", "/__admin/requests?status=1", ""},
+		{"POST", "/__admin/requests/count", `{"status":202}`}, {"DELETE", "/__admin/requests?all=1", ""},
+		{"GET", "/__admin/metrics", ""}, {"GET", "/__admin/metrics?format=prometheus", ""}, {"DELETE", "/__admin/metrics", ""},
+		{"GET", "/__admin/timeline", ""}, {"POST", "/__admin/checkpoints", `{"branch":"b1"}`}, {"POST", "/__admin/checkpoints", `{"branch":"bad name"}`},
+		{"POST", "/__admin/branches/b2", ""}, {"POST", "/__admin/branches/b2", `{"at":"cp_zzzzzzzz"}`},
+		{"POST", "/__admin/branches/b2/checkout", `{"checkpoint":"cp_00000002"}`}, {"POST", "/__admin/branches/b2/checkout", `{}`},
+		{"POST", "/__admin/snapshots", ""}, {"POST", "/__admin/snapshots/snap_1/restore", ""}, {"POST", "/__admin/snapshots/snap_9/restore", ""},
+		{"DELETE", "/__admin/snapshots/snap_1", ""}, {"DELETE", "/__admin/snapshots/snap_1", ""},
+		{"PUT", "/__admin/credentials", `{"credentials":{"sk-1":"a"}}`}, {"PUT", "/__admin/credentials", `[5]`},
+		{"GET", "/__admin/credentials", ""}, {"DELETE", "/__admin/credentials", ""},
+		{"GET", "/__admin/hermes/runs", ""}, {"GET", "/__admin/hermes/runs?limit=0", ""}, {"GET", "/__admin/hermes/runs/" + id, ""},
+		{"GET", "/__admin/hermes/runs/nope", ""},
+		{"POST", "/__admin/hermes/runs/" + id + "/events", `{"events":[{"event":"tool.started","tool":"t"}]}`},
+		{"POST", "/__admin/hermes/runs/" + id + "/events", `{"events":[]}`},
+		{"POST", "/__admin/hermes/runs/" + id + "/observe", `{"status":"running"}`},
+		{"POST", "/__admin/hermes/runs/nope/observe", `{"status":"running"}`},
+		{"POST", "/__admin/hermes/runs/" + id + "/steer/deliver", ""},
+		{"GET", "/__admin/hermes/drain", ""}, {"POST", "/__admin/hermes/drain", `{"draining":true}`}, {"POST", "/__admin/hermes/drain", `{}`},
+		{"POST", "/__admin/hermes/scope", `{"profile":"p","identity":"i"}`}, {"POST", "/__admin/hermes/scope", `{}`},
+		{"POST", "/__admin/hermes/sweep", ""}, {"POST", "/__admin/hermes/restart", `{"owner":"alive"}`},
+		{"POST", "/__admin/hermes/restart", `{"owner":"x"}`},
+		{"POST", "/__admin/reset?namespace=c", ""},
+	} {
+		check(c[0], c[1], c[2])
+	}
+	_ = cid
+	var missing []string
+	for _, k := range admin.RouteKeys() {
+		m, p, _ := strings.Cut(k, " ")
+		p = "/__admin" + strings.TrimSuffix(p, "/")
+		if k == "GET /stream" {
+			continue // a stream: TestAdminStream
+		}
+		found := false
+		for s := range seen {
+			sm, sp, _ := strings.Cut(s, " ")
+			if sm == m && len(strings.Split(sp, "/")) == len(strings.Split(p, "/")) && strings.HasPrefix(sp, strings.Split(p, ":")[0]) {
+				found = true
+			}
+		}
+		if !found {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("routes not exercised: %v", missing)
 	}
 }

@@ -122,7 +122,7 @@ func (c *Client) Reset(ctx context.Context, all bool) ([]string, error) {
 		p.All = &one
 	}
 	var out genadmin.ResetResult
-	resp, err := c.api.Reset(ctx, p)
+	resp, err := c.api.Reset(ctx, p, genadmin.Empty{})
 	return out.Reset, c.result(resp, err, &out)
 }
 

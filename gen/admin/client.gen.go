@@ -468,12 +468,23 @@ type ClientInterface interface {
 	// Corresponds with POST /__admin/requests/count (the `RequestsCount` operationId).
 	RequestsCount(ctx context.Context, params *RequestsCountParams, body RequestsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Reset Clear the namespace's state (or every namespace's with all=1)
+	// ResetWithBody Clear the namespace's state (or every namespace's with all=1)
 	//
-	// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. Any body is ignored.
+	// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. The body, when sent, is an empty object.
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /__admin/reset (the `Reset` operationId).
-	Reset(ctx context.Context, params *ResetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ResetWithBody(ctx context.Context, params *ResetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Reset Clear the namespace's state (or every namespace's with all=1)
+	//
+	// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. The body, when sent, is an empty object.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /__admin/reset (the `Reset` operationId).
+	Reset(ctx context.Context, params *ResetParams, body ResetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SnapshotCreateWithBody Commit and pin a checkpoint of main (legacy snapshot)
 	//
@@ -1376,13 +1387,34 @@ func (c *Client) RequestsCount(ctx context.Context, params *RequestsCountParams,
 	return c.Client.Do(req)
 }
 
-// Reset Clear the namespace's state (or every namespace's with all=1)
+// ResetWithBody Clear the namespace's state (or every namespace's with all=1)
 //
-// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. Any body is ignored.
+// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. The body, when sent, is an empty object.
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /__admin/reset (the `Reset` operationId).
-func (c *Client) Reset(ctx context.Context, params *ResetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewResetRequest(c.Server, params)
+func (c *Client) ResetWithBody(ctx context.Context, params *ResetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Reset Clear the namespace's state (or every namespace's with all=1)
+//
+// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. The body, when sent, is an empty object.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /__admin/reset (the `Reset` operationId).
+func (c *Client) Reset(ctx context.Context, params *ResetParams, body ResetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3611,8 +3643,19 @@ func NewRequestsCountRequestWithBody(server string, params *RequestsCountParams,
 	return req, nil
 }
 
-// NewResetRequest constructs an http.Request for the Reset method
-func NewResetRequest(server string, params *ResetParams) (*http.Request, error) {
+// NewResetRequest calls the generic Reset builder with application/json body
+func NewResetRequest(server string, params *ResetParams, body ResetJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResetRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewResetRequestWithBody constructs an http.Request for the Reset method, with any body, and a specified content type
+func NewResetRequestWithBody(server string, params *ResetParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3669,10 +3712,12 @@ func NewResetRequest(server string, params *ResetParams) (*http.Request, error) 
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4478,14 +4523,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /__admin/requests/count (the `RequestsCount` operationId).
 	RequestsCountWithResponse(ctx context.Context, params *RequestsCountParams, body RequestsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestsCountResponse, error)
 
-	// ResetWithResponse Clear the namespace's state (or every namespace's with all=1)
+	// ResetWithBodyWithResponse Clear the namespace's state (or every namespace's with all=1)
 	//
-	// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. Any body is ignored.
+	// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. The body, when sent, is an empty object.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /__admin/reset (the `Reset` operationId).
-	ResetWithResponse(ctx context.Context, params *ResetParams, reqEditors ...RequestEditorFn) (*ResetResponse, error)
+	ResetWithBodyWithResponse(ctx context.Context, params *ResetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetResponse, error)
+
+	// ResetWithResponse Clear the namespace's state (or every namespace's with all=1)
+	//
+	// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. The body, when sent, is an empty object.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /__admin/reset (the `Reset` operationId).
+	ResetWithResponse(ctx context.Context, params *ResetParams, body ResetJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetResponse, error)
 
 	// SnapshotCreateWithBodyWithResponse Commit and pin a checkpoint of main (legacy snapshot)
 	//
@@ -4565,8 +4619,12 @@ type IndexResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Index
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4574,9 +4632,19 @@ func (r IndexResponse) GetJSON200() *Index {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IndexResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r IndexResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r IndexResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -4619,6 +4687,8 @@ type BranchCreateResponse struct {
 	JSON401 *AdminError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4639,6 +4709,11 @@ func (r BranchCreateResponse) GetJSON401() *AdminError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r BranchCreateResponse) GetJSON409() *AdminError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r BranchCreateResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -4681,6 +4756,8 @@ type BranchCheckoutResponse struct {
 	JSON401 *AdminError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4701,6 +4778,11 @@ func (r BranchCheckoutResponse) GetJSON401() *AdminError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r BranchCheckoutResponse) GetJSON409() *AdminError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r BranchCheckoutResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -4743,6 +4825,8 @@ type CheckpointCreateResponse struct {
 	JSON401 *AdminError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4763,6 +4847,11 @@ func (r CheckpointCreateResponse) GetJSON401() *AdminError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r CheckpointCreateResponse) GetJSON409() *AdminError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CheckpointCreateResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -4799,8 +4888,12 @@ type ClockGetResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ClockState
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4808,9 +4901,19 @@ func (r ClockGetResponse) GetJSON200() *ClockState {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClockGetResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ClockGetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ClockGetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -4851,6 +4954,8 @@ type ClockSetResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4866,6 +4971,11 @@ func (r ClockSetResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ClockSetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ClockSetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -4902,8 +5012,12 @@ type CredentialsDeleteResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4911,9 +5025,19 @@ func (r CredentialsDeleteResponse) GetJSON200() *StatusOK {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CredentialsDeleteResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CredentialsDeleteResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CredentialsDeleteResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -4950,8 +5074,12 @@ type CredentialsListResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CredentialList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4959,9 +5087,19 @@ func (r CredentialsListResponse) GetJSON200() *CredentialList {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CredentialsListResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CredentialsListResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CredentialsListResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5002,6 +5140,8 @@ type CredentialsPutResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5017,6 +5157,11 @@ func (r CredentialsPutResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CredentialsPutResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CredentialsPutResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5053,15 +5198,24 @@ type FaultsDeleteResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r FaultsDeleteResponse) GetJSON200() *StatusOK {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FaultsDeleteResponse) GetJSON400() *AdminError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -5072,6 +5226,11 @@ func (r FaultsDeleteResponse) GetJSON401() *AdminError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r FaultsDeleteResponse) GetJSON404() *AdminError {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r FaultsDeleteResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5108,8 +5267,12 @@ type FaultsListResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *FaultList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5117,9 +5280,19 @@ func (r FaultsListResponse) GetJSON200() *FaultList {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FaultsListResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r FaultsListResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r FaultsListResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5164,6 +5337,8 @@ type FaultAddResponse struct {
 	JSON404 *AdminError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5189,6 +5364,11 @@ func (r FaultAddResponse) GetJSON404() *AdminError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r FaultAddResponse) GetJSON409() *AdminError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r FaultAddResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5225,8 +5405,12 @@ type PresetsListResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PresetList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5234,9 +5418,19 @@ func (r PresetsListResponse) GetJSON200() *PresetList {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PresetsListResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PresetsListResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PresetsListResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5281,6 +5475,8 @@ type PresetApplyResponse struct {
 	JSON404 *AdminError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5306,6 +5502,11 @@ func (r PresetApplyResponse) GetJSON404() *AdminError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PresetApplyResponse) GetJSON409() *AdminError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PresetApplyResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5346,6 +5547,8 @@ type HermesDrainGetResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5361,6 +5564,11 @@ func (r HermesDrainGetResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r HermesDrainGetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesDrainGetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5398,9 +5606,11 @@ type HermesDrainSetResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DrainResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HermesError
+	JSON400 *AnyError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5409,13 +5619,18 @@ func (r HermesDrainSetResponse) GetJSON200() *DrainResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HermesDrainSetResponse) GetJSON400() *HermesError {
+func (r HermesDrainSetResponse) GetJSON400() *AnyError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r HermesDrainSetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesDrainSetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5453,9 +5668,11 @@ type HermesRestartResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *RestartResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HermesError
+	JSON400 *AnyError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5464,13 +5681,18 @@ func (r HermesRestartResponse) GetJSON200() *RestartResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HermesRestartResponse) GetJSON400() *HermesError {
+func (r HermesRestartResponse) GetJSON400() *AnyError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r HermesRestartResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesRestartResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5511,6 +5733,8 @@ type HermesRunsListResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5526,6 +5750,11 @@ func (r HermesRunsListResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r HermesRunsListResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesRunsListResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5568,6 +5797,8 @@ type HermesRunGetResponse struct {
 	JSON401 *AdminError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *HermesError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5588,6 +5819,11 @@ func (r HermesRunGetResponse) GetJSON401() *AdminError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r HermesRunGetResponse) GetJSON404() *HermesError {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesRunGetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5625,13 +5861,15 @@ type HermesEventsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *EventsResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HermesError
+	JSON400 *AnyError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *HermesError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *HermesError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5640,7 +5878,7 @@ func (r HermesEventsResponse) GetJSON200() *EventsResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HermesEventsResponse) GetJSON400() *HermesError {
+func (r HermesEventsResponse) GetJSON400() *AnyError {
 	return r.JSON400
 }
 
@@ -5657,6 +5895,11 @@ func (r HermesEventsResponse) GetJSON404() *HermesError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r HermesEventsResponse) GetJSON409() *HermesError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesEventsResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5694,13 +5937,15 @@ type HermesObserveResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *OpenObject
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HermesError
+	JSON400 *AnyError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *HermesError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *HermesError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5709,7 +5954,7 @@ func (r HermesObserveResponse) GetJSON200() *OpenObject {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HermesObserveResponse) GetJSON400() *HermesError {
+func (r HermesObserveResponse) GetJSON400() *AnyError {
 	return r.JSON400
 }
 
@@ -5726,6 +5971,11 @@ func (r HermesObserveResponse) GetJSON404() *HermesError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r HermesObserveResponse) GetJSON409() *HermesError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesObserveResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5770,6 +6020,8 @@ type HermesDeliverResponse struct {
 	JSON404 *HermesError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *HermesError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5795,6 +6047,11 @@ func (r HermesDeliverResponse) GetJSON404() *HermesError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r HermesDeliverResponse) GetJSON409() *HermesError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesDeliverResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5832,9 +6089,11 @@ type HermesScopeResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ScopeResult
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HermesError
+	JSON400 *AnyError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5843,13 +6102,18 @@ func (r HermesScopeResponse) GetJSON200() *ScopeResult {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HermesScopeResponse) GetJSON400() *HermesError {
+func (r HermesScopeResponse) GetJSON400() *AnyError {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r HermesScopeResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesScopeResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5890,6 +6154,8 @@ type HermesSweepResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5905,6 +6171,11 @@ func (r HermesSweepResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r HermesSweepResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesSweepResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5941,8 +6212,12 @@ type MetricsResetResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5950,9 +6225,19 @@ func (r MetricsResetResponse) GetJSON200() *StatusOK {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MetricsResetResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r MetricsResetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r MetricsResetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -5989,8 +6274,12 @@ type MetricsGetResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Metrics
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *AdminError
 }
@@ -6000,9 +6289,19 @@ func (r MetricsGetResponse) GetJSON200() *Metrics {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MetricsGetResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r MetricsGetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r MetricsGetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6044,8 +6343,12 @@ type NamespacesListResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Namespaces
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6053,9 +6356,19 @@ func (r NamespacesListResponse) GetJSON200() *Namespaces {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r NamespacesListResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r NamespacesListResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r NamespacesListResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6092,8 +6405,12 @@ type AdminContractResponse struct {
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
 	YAML200 *string
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
@@ -6101,9 +6418,19 @@ func (r AdminContractResponse) GetYAML200() *string {
 	return r.YAML200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminContractResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AdminContractResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminContractResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6140,8 +6467,12 @@ type RequestsClearResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6149,9 +6480,19 @@ func (r RequestsClearResponse) GetJSON200() *StatusOK {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RequestsClearResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RequestsClearResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RequestsClearResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6192,6 +6533,8 @@ type RequestsListResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6207,6 +6550,11 @@ func (r RequestsListResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RequestsListResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RequestsListResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6247,6 +6595,8 @@ type RequestsCountResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6262,6 +6612,11 @@ func (r RequestsCountResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RequestsCountResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RequestsCountResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6302,6 +6657,8 @@ type ResetResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6317,6 +6674,11 @@ func (r ResetResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ResetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6357,6 +6719,8 @@ type SnapshotCreateResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -6372,6 +6736,11 @@ func (r SnapshotCreateResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SnapshotCreateResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SnapshotCreateResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6408,15 +6777,24 @@ type SnapshotDeleteResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StatusOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r SnapshotDeleteResponse) GetJSON200() *StatusOK {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SnapshotDeleteResponse) GetJSON400() *AdminError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6427,6 +6805,11 @@ func (r SnapshotDeleteResponse) GetJSON401() *AdminError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SnapshotDeleteResponse) GetJSON404() *AdminError {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SnapshotDeleteResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6471,6 +6854,8 @@ type SnapshotRestoreResponse struct {
 	JSON404 *AdminError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6496,6 +6881,11 @@ func (r SnapshotRestoreResponse) GetJSON404() *AdminError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SnapshotRestoreResponse) GetJSON409() *AdminError {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SnapshotRestoreResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -6530,15 +6920,29 @@ func (r SnapshotRestoreResponse) ContentType() string {
 type StreamGetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *AdminError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamGetResponse) GetJSON400() *AdminError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r StreamGetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r StreamGetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6584,6 +6988,8 @@ type TimelineGetResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6599,6 +7005,11 @@ func (r TimelineGetResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r TimelineGetResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r TimelineGetResponse) GetJSON413() *AdminError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -7355,15 +7766,30 @@ func (c *ClientWithResponses) RequestsCountWithResponse(ctx context.Context, par
 	return ParseRequestsCountResponse(rsp)
 }
 
-// ResetWithResponse Clear the namespace's state (or every namespace's with all=1)
+// ResetWithBodyWithResponse Clear the namespace's state (or every namespace's with all=1)
 //
-// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. Any body is ignored.
+// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. The body, when sent, is an empty object.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /__admin/reset (the `Reset` operationId).
-func (c *ClientWithResponses) ResetWithResponse(ctx context.Context, params *ResetParams, reqEditors ...RequestEditorFn) (*ResetResponse, error) {
-	rsp, err := c.Reset(ctx, params, reqEditors...)
+func (c *ClientWithResponses) ResetWithBodyWithResponse(ctx context.Context, params *ResetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetResponse, error) {
+	rsp, err := c.ResetWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetResponse(rsp)
+}
+
+// ResetWithResponse Clear the namespace's state (or every namespace's with all=1)
+//
+// controls §4.3. Fault rules, the journal, metrics, the clock and credentials are kept. The body, when sent, is an empty object.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /__admin/reset (the `Reset` operationId).
+func (c *ClientWithResponses) ResetWithResponse(ctx context.Context, params *ResetParams, body ResetJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetResponse, error) {
+	rsp, err := c.Reset(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7511,12 +7937,26 @@ func ParseIndexResponse(rsp *http.Response) (*IndexResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -7565,6 +8005,13 @@ func ParseBranchCreateResponse(rsp *http.Response) (*BranchCreateResponse, error
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -7611,6 +8058,13 @@ func ParseBranchCheckoutResponse(rsp *http.Response) (*BranchCheckoutResponse, e
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -7659,6 +8113,13 @@ func ParseCheckpointCreateResponse(rsp *http.Response) (*CheckpointCreateRespons
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -7685,12 +8146,26 @@ func ParseClockGetResponse(rsp *http.Response) (*ClockGetResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -7732,6 +8207,13 @@ func ParseClockSetResponse(rsp *http.Response) (*ClockSetResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -7758,12 +8240,26 @@ func ParseCredentialsDeleteResponse(rsp *http.Response) (*CredentialsDeleteRespo
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -7791,12 +8287,26 @@ func ParseCredentialsListResponse(rsp *http.Response) (*CredentialsListResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -7838,6 +8348,13 @@ func ParseCredentialsPutResponse(rsp *http.Response) (*CredentialsPutResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -7864,6 +8381,13 @@ func ParseFaultsDeleteResponse(rsp *http.Response) (*FaultsDeleteResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7877,6 +8401,13 @@ func ParseFaultsDeleteResponse(rsp *http.Response) (*FaultsDeleteResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -7904,12 +8435,26 @@ func ParseFaultsListResponse(rsp *http.Response) (*FaultsListResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -7965,6 +8510,13 @@ func ParseFaultAddResponse(rsp *http.Response) (*FaultAddResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -7991,12 +8543,26 @@ func ParsePresetsListResponse(rsp *http.Response) (*PresetsListResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8052,6 +8618,13 @@ func ParsePresetApplyResponse(rsp *http.Response) (*PresetApplyResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8092,6 +8665,13 @@ func ParseHermesDrainGetResponse(rsp *http.Response) (*HermesDrainGetResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8119,7 +8699,7 @@ func ParseHermesDrainSetResponse(rsp *http.Response) (*HermesDrainSetResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HermesError
+		var dest AnyError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8131,6 +8711,13 @@ func ParseHermesDrainSetResponse(rsp *http.Response) (*HermesDrainSetResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8159,7 +8746,7 @@ func ParseHermesRestartResponse(rsp *http.Response) (*HermesRestartResponse, err
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HermesError
+		var dest AnyError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8171,6 +8758,13 @@ func ParseHermesRestartResponse(rsp *http.Response) (*HermesRestartResponse, err
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8211,6 +8805,13 @@ func ParseHermesRunsListResponse(rsp *http.Response) (*HermesRunsListResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8259,6 +8860,13 @@ func ParseHermesRunGetResponse(rsp *http.Response) (*HermesRunGetResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8286,7 +8894,7 @@ func ParseHermesEventsResponse(rsp *http.Response) (*HermesEventsResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HermesError
+		var dest AnyError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8312,6 +8920,13 @@ func ParseHermesEventsResponse(rsp *http.Response) (*HermesEventsResponse, error
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8340,7 +8955,7 @@ func ParseHermesObserveResponse(rsp *http.Response) (*HermesObserveResponse, err
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HermesError
+		var dest AnyError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8366,6 +8981,13 @@ func ParseHermesObserveResponse(rsp *http.Response) (*HermesObserveResponse, err
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8421,6 +9043,13 @@ func ParseHermesDeliverResponse(rsp *http.Response) (*HermesDeliverResponse, err
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8448,7 +9077,7 @@ func ParseHermesScopeResponse(rsp *http.Response) (*HermesScopeResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HermesError
+		var dest AnyError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8460,6 +9089,13 @@ func ParseHermesScopeResponse(rsp *http.Response) (*HermesScopeResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8501,6 +9137,13 @@ func ParseHermesSweepResponse(rsp *http.Response) (*HermesSweepResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8527,12 +9170,26 @@ func ParseMetricsResetResponse(rsp *http.Response) (*MetricsResetResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8560,12 +9217,26 @@ func ParseMetricsGetResponse(rsp *http.Response) (*MetricsGetResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest AdminError
@@ -8575,7 +9246,7 @@ func ParseMetricsGetResponse(rsp *http.Response) (*MetricsGetResponse, error) {
 		response.JSON500 = &dest
 
 	case rsp.StatusCode == 200:
-		// Content-type (text/plain) unsupported
+		// Content-type (text/plain; version=0.0.4; charset=utf-8) unsupported
 
 	}
 
@@ -8603,12 +9274,26 @@ func ParseNamespacesListResponse(rsp *http.Response) (*NamespacesListResponse, e
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8636,12 +9321,26 @@ func ParseAdminContractResponse(rsp *http.Response) (*AdminContractResponse, err
 		}
 		response.YAML200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8669,12 +9368,26 @@ func ParseRequestsClearResponse(rsp *http.Response) (*RequestsClearResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8716,6 +9429,13 @@ func ParseRequestsListResponse(rsp *http.Response) (*RequestsListResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8755,6 +9475,13 @@ func ParseRequestsCountResponse(rsp *http.Response) (*RequestsCountResponse, err
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8796,6 +9523,13 @@ func ParseResetResponse(rsp *http.Response) (*ResetResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8836,6 +9570,13 @@ func ParseSnapshotCreateResponse(rsp *http.Response) (*SnapshotCreateResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8862,6 +9603,13 @@ func ParseSnapshotDeleteResponse(rsp *http.Response) (*SnapshotDeleteResponse, e
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8875,6 +9623,13 @@ func ParseSnapshotDeleteResponse(rsp *http.Response) (*SnapshotDeleteResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -8930,6 +9685,13 @@ func ParseSnapshotRestoreResponse(rsp *http.Response) (*SnapshotRestoreResponse,
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	return response, nil
@@ -8949,12 +9711,26 @@ func ParseStreamGetResponse(rsp *http.Response) (*StreamGetResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest AdminError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest AdminError
@@ -9002,6 +9778,13 @@ func ParseTimelineGetResponse(rsp *http.Response) (*TimelineGetResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 

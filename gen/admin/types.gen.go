@@ -743,14 +743,19 @@ type RunSummary struct {
 // RunSummaryTransport defines model for RunSummary.Transport.
 type RunSummaryTransport string
 
-// RunView defines model for RunView.
+// RunView One run's full view; the RunSummary fields first.
 type RunView struct {
+	// Approvals Pending approval entries, oldest first.
 	Approvals []OpenObject `json:"approvals"`
 
 	// CreatedAt Record seconds (as the run record's created_at).
-	CreatedAt       float64 `json:"created_at"`
-	EventsBuffered  int     `json:"events_buffered"`
-	EventsDelivered int     `json:"events_delivered"`
+	CreatedAt float64 `json:"created_at"`
+
+	// EventsBuffered Frames waiting in the run's SSE transport.
+	EventsBuffered int `json:"events_buffered"`
+
+	// EventsDelivered Frames taken by subscribers of that transport.
+	EventsDelivered int `json:"events_delivered"`
 
 	// Keyed Submitted with an Idempotency-Key (a reservation holds it).
 	Keyed            bool `json:"keyed"`
@@ -760,17 +765,21 @@ type RunView struct {
 	QueuedSteers     int  `json:"queued_steers"`
 
 	// Record Any JSON object.
-	Record          OpenObject `json:"record"`
-	ReservationKeys []string   `json:"reservation_keys"`
-	RunId           string     `json:"run_id"`
+	Record OpenObject `json:"record"`
+
+	// ReservationKeys The idempotency keys of the run's reservations.
+	ReservationKeys []string `json:"reservation_keys"`
+	RunId           string   `json:"run_id"`
 
 	// Scenario The scenario driving the run (null until scenarios exist).
-	Scenario   *map[string]interface{} `json:"scenario"`
-	Status     RunStatus               `json:"status"`
-	Steers     []string                `json:"steers"`
-	Subscriber bool                    `json:"subscriber"`
-	Transport  RunViewTransport        `json:"transport"`
-	UpdatedAt  float64                 `json:"updated_at"`
+	Scenario *map[string]interface{} `json:"scenario"`
+	Status   RunStatus               `json:"status"`
+
+	// Steers Queued steer texts, oldest first.
+	Steers     []string         `json:"steers"`
+	Subscriber bool             `json:"subscriber"`
+	Transport  RunViewTransport `json:"transport"`
+	UpdatedAt  float64          `json:"updated_at"`
 }
 
 // RunViewTransport defines model for RunView.Transport.
@@ -843,6 +852,11 @@ type RunID = string
 
 // SnapshotID defines model for SnapshotID.
 type SnapshotID = string
+
+// AnyError defines model for AnyError.
+type AnyError struct {
+	union json.RawMessage
+}
 
 // IndexParams defines parameters for Index.
 type IndexParams struct {
@@ -1192,6 +1206,9 @@ type HermesSweepJSONRequestBody = Empty
 // RequestsCountJSONRequestBody defines body for RequestsCount for application/json ContentType.
 type RequestsCountJSONRequestBody = CountFilter
 
+// ResetJSONRequestBody defines body for Reset for application/json ContentType.
+type ResetJSONRequestBody = Empty
+
 // SnapshotCreateJSONRequestBody defines body for SnapshotCreate for application/json ContentType.
 type SnapshotCreateJSONRequestBody = Empty
 
@@ -1373,6 +1390,68 @@ func (a ScriptedEvent) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsAdminError returns the union data inside the AnyError as a AdminError
+func (t AnyError) AsAdminError() (AdminError, error) {
+	var body AdminError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAdminError overwrites any union data inside the AnyError as the provided AdminError
+func (t *AnyError) FromAdminError(v AdminError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAdminError performs a merge with any union data inside the AnyError, using the provided AdminError
+func (t *AnyError) MergeAdminError(v AdminError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsHermesError returns the union data inside the AnyError as a HermesError
+func (t AnyError) AsHermesError() (HermesError, error) {
+	var body HermesError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHermesError overwrites any union data inside the AnyError as the provided HermesError
+func (t *AnyError) FromHermesError(v HermesError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHermesError performs a merge with any union data inside the AnyError, using the provided HermesError
+func (t *AnyError) MergeHermesError(v HermesError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AnyError) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AnyError) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // AsFaultRule returns the union data inside the FaultAdd201JSONResponseBody as a FaultRule

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -35,6 +36,7 @@ type Hub struct {
 	max    int
 	subs   map[*subscriber]struct{}
 	closed bool
+	n      atomic.Int32 // len(subs): without subscribers nothing is rendered
 }
 
 // subscriber is one connected stream.
@@ -58,6 +60,9 @@ func NewHub(maxBytes int) *Hub {
 
 // Change publishes a gateway change (gateway.Options.OnChange).
 func (h *Hub) Change(c gateway.Change) {
+	if h.n.Load() == 0 {
+		return
+	}
 	o := newObj().str("kind", c.Kind).str("namespace", c.Namespace).str("branch", c.Branch)
 	switch c.Kind {
 	case "checkpoint":
@@ -82,6 +87,9 @@ func (h *Hub) Change(c gateway.Change) {
 
 // Clock publishes a clock move; every subscriber hears it (the clock is global).
 func (h *Hub) Clock(s gateway.ClockState) {
+	if h.n.Load() == 0 {
+		return
+	}
 	h.publish("", "clock", newObj().str("kind", "clock").rawBytes("clock", clockBody(s)).bytes())
 }
 
@@ -90,6 +98,9 @@ func (h *Hub) Clock(s gateway.ClockState) {
 // none) and the status it answered (0 for a drop or a rule that let the
 // request go on).
 func (h *Hub) Fault(ns, faultID, operationID string, status int) {
+	if h.n.Load() == 0 {
+		return
+	}
 	o := newObj().str("kind", "fault").str("namespace", ns).str("fault_id", faultID)
 	if operationID != "" {
 		o.str("operation_id", operationID)
@@ -114,7 +125,7 @@ func (h *Hub) publish(ns, kind string, data []byte) {
 		}
 		if s.size+len(frame) > h.max {
 			s.dropped, s.frames, s.size = true, nil, 0
-			delete(h.subs, s)
+			h.remove(s)
 		} else {
 			s.frames = append(s.frames, frame)
 			s.size += len(frame)
@@ -135,13 +146,20 @@ func (h *Hub) subscribe(ns string, all bool) *subscriber {
 	}
 	s := &subscriber{ns: ns, all: all, wake: make(chan struct{}, 1)}
 	h.subs[s] = struct{}{}
+	h.n.Store(int32(len(h.subs)))
 	return s
 }
 
 func (h *Hub) unsubscribe(s *subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.remove(s)
+}
+
+// remove forgets s. Callers hold h.mu.
+func (h *Hub) remove(s *subscriber) {
 	delete(h.subs, s)
+	h.n.Store(int32(len(h.subs)))
 }
 
 // take returns the waiting frames; end is set when the stream must end
@@ -159,7 +177,7 @@ func (h *Hub) Close() {
 	defer h.mu.Unlock()
 	h.closed = true
 	for s := range h.subs {
-		delete(h.subs, s)
+		h.remove(s)
 		select {
 		case s.wake <- struct{}{}:
 		default:

@@ -20,9 +20,11 @@
 //   - the seven public operations of openapi.yaml under /v1 (runs-api.md),
 //     also behind a /ns/<name> prefix; Client is a typed client of them,
 //     generated from the contract (package gen);
-//   - the control plane: GET /health and /__admin (controls.md); Control is a
-//     Go client of it (package control) for clocks, observations, faults,
-//     restarts and sweeps;
+//   - the control plane: GET /health and /__admin (controls.md), described by
+//     admin.yaml (served at GET /__admin/openapi.yaml), with views of the runs
+//     held, a journal count and a live change stream (GET /__admin/stream);
+//     Control is a Go client of it (package control) for clocks,
+//     observations, faults, the journal, the runs, restarts and sweeps;
 //   - the contract itself at GET /openapi.yaml (ContractPath);
 //   - request metrics at GET /__admin/metrics, as JSON (controls §9) or, with
 //     Accept: text/plain or ?format=prometheus, in the Prometheus text format;

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/gateway"
+	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
 // admin.yaml is valid, and the control plane serves exactly its routes: every
@@ -204,6 +205,52 @@ func TestAdminKey(t *testing.T) {
 		a.ServeHTTP(w, r, "/__admin/nope")
 		if w.Code != c.status {
 			t.Errorf("key %q: %d %s", c.key, w.Code, w.Body)
+		}
+	}
+}
+
+// The Hermes controls check their own bodies (x-hermes-body: handler), but
+// admin.yaml still documents them: bodies the handler accepts conform to the
+// schema, bodies it refuses do not (controls §11).
+func TestHandlerBodiesDocumented(t *testing.T) {
+	c := theContract()
+	for _, tc := range []struct {
+		op     string
+		body   string
+		accept bool
+	}{
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"completed","output":"o","usage":{"input_tokens":1,"output_tokens":2.0,"total_tokens":3}}`, true},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"waiting_for_approval","approval":{"command":"ls"}}`, true},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"bogus"}`, false},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"running","run_id":"x"}`, false},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"completed","output":5}`, false},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"completed","usage":{"input_tokens":-1,"output_tokens":0,"total_tokens":0}}`, false},
+		{"POST /__admin/hermes/runs/:id/events", `{"events":[{"event":"tool.started","tool":"t","preview":null}]}`, true},
+		{"POST /__admin/hermes/runs/:id/events", `{"events":[]}`, false},
+		{"POST /__admin/hermes/runs/:id/events", `{"events":[{"event":"run.completed"}]}`, false},
+		{"POST /__admin/hermes/runs/:id/events", `{"events":[{"event":"message.delta","delta":"x"}],"x":1}`, false},
+		{"POST /__admin/hermes/drain", `{"draining":false}`, true},
+		{"POST /__admin/hermes/drain", `{"draining":"yes"}`, false},
+		{"POST /__admin/hermes/drain", `{}`, false},
+		{"POST /__admin/hermes/restart", `{"owner":"stale"}`, true},
+		{"POST /__admin/hermes/restart", `{"owner":["alive"]}`, false},
+		{"POST /__admin/hermes/restart", `{"owner":"alive","x":1}`, false},
+		{"POST /__admin/hermes/scope", `{"profile":"p","identity":"i"}`, true},
+		{"POST /__admin/hermes/scope", `{"profile":"","identity":"i"}`, false},
+		{"POST /__admin/hermes/scope", `{"profile":"p\u0000","identity":"i"}`, false},
+		{"POST /__admin/hermes/scope", `{"profile":"p"}`, false},
+	} {
+		op := c.ops[tc.op]
+		if op == nil || !op.handlerBody {
+			t.Fatalf("%s: no handler-checked operation", tc.op)
+		}
+		v, err := runs.Parse([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err2 := op.body.VisitJSON(plain(v), visitOpts...)
+		if (err2 == nil) != tc.accept {
+			t.Errorf("%s %s: schema error %v, want accepted=%v", tc.op, tc.body, err2, tc.accept)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func (op *operation) validate(q url.Values, body runs.Value, hasBody bool) *runs
 		return nil
 	}
 	value := plain(body)
-	unknown, pinned, _ := findings(op.body, value, value, nil)
+	unknown, pinned := findings(op.body, value, value, nil)
 	// An unknown field wins (H6); then a finding whose schema pins its
 	// message. Anything else is the handler's to refuse, in the pinned order.
 	if len(unknown) > 0 {
@@ -53,15 +53,16 @@ func (op *operation) validate(q url.Values, body runs.Value, hasBody bool) *runs
 	return nil
 }
 
-// findings validates value against schema and sorts the findings: the field
-// paths of unknown fields, the pinned messages, and how many others there
-// are. root is the whole body and base the pointer of value in it. kin-openapi
-// reports a value that matches no branch of an anyOf/oneOf as one finding;
-// when one branch fails only for unknown fields, those are reported.
-func findings(schema *openapi3.Schema, value, root any, base []string) (unknown, pinned []string, others int) {
+// findings validates value against schema and keeps the findings the
+// validator answers: the field paths of unknown fields and the pinned
+// messages (x-error, x-error-value); the others are the handler's. root is
+// the whole body and base the pointer of value in it. kin-openapi reports a
+// value that matches no branch of an anyOf/oneOf as one finding: the unknown
+// fields of the first branch that reports some are taken instead.
+func findings(schema *openapi3.Schema, value, root any, base []string) (unknown, pinned []string) {
 	err := schema.VisitJSON(value, visitOpts...)
 	if err == nil {
-		return nil, nil, 0
+		return nil, nil
 	}
 	for _, se := range schemaErrors(err) {
 		ptr := append(slices.Clip(base), se.JSONPointer()...)
@@ -70,7 +71,6 @@ func findings(schema *openapi3.Schema, value, root any, base []string) (unknown,
 			continue
 		}
 		if se.Schema == nil {
-			others++
 			continue
 		}
 		if msg, ok := se.Schema.Extensions["x-error"].(string); ok {
@@ -82,14 +82,10 @@ func findings(schema *openapi3.Schema, value, root any, base []string) (unknown,
 			continue
 		}
 		if branches := append(slices.Clip(se.Schema.AnyOf), se.Schema.OneOf...); len(branches) > 0 && (se.SchemaField == "anyOf" || se.SchemaField == "oneOf") {
-			if u := branchUnknown(branches, se.Value, root, ptr); len(u) > 0 {
-				unknown = append(unknown, u...)
-				continue
-			}
+			unknown = append(unknown, branchUnknown(branches, se.Value, root, ptr)...)
 		}
-		others++
 	}
-	return unknown, pinned, others
+	return unknown, pinned
 }
 
 // branchUnknown returns the unknown fields of the first branch that reports
@@ -99,7 +95,7 @@ func branchUnknown(branches openapi3.SchemaRefs, value, root any, ptr []string) 
 		if b.Value == nil {
 			continue
 		}
-		if u, _, _ := findings(b.Value, value, root, ptr); len(u) > 0 {
+		if u, _ := findings(b.Value, value, root, ptr); len(u) > 0 {
 			return u
 		}
 	}

@@ -82,31 +82,19 @@ func (a *Admin) ClockGet(ec echo.Context, _ genadmin.ClockGetParams) error {
 	return ok200(ec, clockBody(a.d.GW.Clock()))
 }
 
-// ClockSet is POST /__admin/clock (controls §5). Every call that got past
-// validation is published on the change stream: fields applied before an
-// error stay applied.
+// ClockSet is POST /__admin/clock (controls §5): fields applied before an
+// error stay applied (the gateway publishes the move on the change stream).
 func (a *Admin) ClockSet(ec echo.Context, _ genadmin.ClockSetParams) error {
 	c := callOf(ec)
 	body := c.body
 	if !c.hasBody {
 		body = runs.NullValue()
 	}
-	before := a.d.GW.Clock()
 	st, err := a.d.GW.SetClock(body)
-	a.clockMoved(before)
 	if err != nil {
 		return err
 	}
 	return ok200(ec, clockBody(st))
-}
-
-// clockMoved publishes the clock on the change stream when it differs from
-// before (a live clock's now always moves; only its offset counts).
-func (a *Admin) clockMoved(before gateway.ClockState) {
-	after := a.d.GW.Clock()
-	if before.Frozen != after.Frozen || before.OffsetMs != after.OffsetMs || (after.Frozen && before.Now != after.Now) {
-		a.d.Hub.Clock(after)
-	}
 }
 
 // MetricsGet answers JSON (controls §9), or the Prometheus text format

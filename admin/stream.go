@@ -58,9 +58,10 @@ func NewHub(maxBytes int) *Hub {
 	return &Hub{max: maxBytes, subs: map[*subscriber]struct{}{}}
 }
 
-// Change publishes a gateway change (gateway.Options.OnChange).
+// Change publishes a gateway change (gateway.Options.OnChange). A "clock"
+// change carries no state: publish it with Clock.
 func (h *Hub) Change(c gateway.Change) {
-	if h.n.Load() == 0 {
+	if h.n.Load() == 0 || c.Kind == "clock" {
 		return
 	}
 	o := newObj().str("kind", c.Kind).str("namespace", c.Namespace).str("branch", c.Branch)

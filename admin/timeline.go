@@ -79,8 +79,7 @@ func (a *Admin) BranchCreate(ec echo.Context, name genadmin.BranchName, _ genadm
 	return reply(ec, 201, cpBody(cp).bytes())
 }
 
-// BranchCheckout is POST /__admin/branches/:name/checkout (controls §8.5); it
-// restores the clock too, so the change stream hears of it.
+// BranchCheckout is POST /__admin/branches/:name/checkout (controls §8.5).
 func (a *Admin) BranchCheckout(ec echo.Context, name genadmin.BranchName, _ genadmin.BranchCheckoutParams) error {
 	c := callOf(ec)
 	bad := runs.Admin(400, `expected {"checkpoint":"cp_..."}`)
@@ -91,11 +90,9 @@ func (a *Admin) BranchCheckout(ec echo.Context, name genadmin.BranchName, _ gena
 	if !ok || v.Kind != runs.String {
 		return bad
 	}
-	before := a.d.GW.Clock()
 	if err := a.d.GW.Checkout(c.ns, name, v.Str); err != nil {
 		return err
 	}
-	a.clockMoved(before)
 	return ok200(ec, newObj().str("status", "ok").str("branch", name).str("checkpoint", v.Str).bytes())
 }
 
@@ -109,11 +106,9 @@ func (a *Admin) SnapshotCreate(ec echo.Context, _ genadmin.SnapshotCreateParams)
 // SnapshotRestore is POST /__admin/snapshots/:id/restore (controls §8.7).
 func (a *Admin) SnapshotRestore(ec echo.Context, id genadmin.SnapshotID, _ genadmin.SnapshotRestoreParams) error {
 	ns := callOf(ec).ns
-	before := a.d.GW.Clock()
 	if err := a.d.GW.RestoreSnapshot(ns, id); err != nil {
 		return err
 	}
-	a.clockMoved(before)
 	return ok200(ec, newObj().str("status", "ok").str("id", id).str("namespace", ns).bytes())
 }
 

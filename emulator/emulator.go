@@ -176,10 +176,20 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, err := gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
+	// The control plane's change stream hears every committed change; a clock
+	// move is published with the clock's new state.
+	var gw *gateway.Gateway
+	onChange := func(c gateway.Change) {
+		if c.Kind != "clock" {
+			hub.Change(c)
+		} else if gw != nil {
+			hub.Clock(gw.Clock())
+		}
+	}
+	gw, err = gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
 		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
-		OnChange:       hub.Change})
+		OnChange:       onChange})
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -156,6 +156,7 @@ func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 	c, err := g.clock.ApplyRequest(body, g.opts.Wall())
 	g.clock = c
 	g.saveClock()
+	g.changed(Change{Kind: "clock"})
 	return g.clockState(), err
 }
 

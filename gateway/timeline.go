@@ -187,6 +187,7 @@ func (g *Gateway) moveBranch(ns *namespace, branch string, c *checkpoint, withCl
 	if withClock {
 		g.clock, g.rng = c.clock, c.rng
 		g.saveClock()
+		g.changed(Change{Kind: "clock"})
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package emulator_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -302,5 +303,28 @@ func TestAdminResponsesMatchContract(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Fatalf("routes not exercised: %v", missing)
+	}
+}
+
+// Close ends an open change stream at once instead of waiting for its client.
+func TestAdminStreamEndsOnClose(t *testing.T) {
+	srv, err := emulator.New(emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(srv.URL() + "/__admin/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Close took %v", took)
+	}
+	if _, err := io.ReadAll(resp.Body); err != nil {
+		t.Fatalf("stream did not end cleanly: %v", err)
 	}
 }

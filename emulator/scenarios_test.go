@@ -200,6 +200,13 @@ func TestScenarioApprovalAndStop(t *testing.T) {
 	if s := x.status(other); s != "queued" {
 		t.Fatalf("unmatched run moved: %s", s)
 	}
+	// The run view shows the position (null due while waiting; null without a scenario).
+	if v := x.get("/__admin/hermes/runs/" + approve); !strings.HasSuffix(string(v.Body), `"scenario":{"name":"deploy","step":"steps[2]","due":null}}`) {
+		t.Fatalf("view %s", v.Body)
+	}
+	if v := x.get("/__admin/hermes/runs/" + other); !strings.HasSuffix(string(v.Body), `"scenario":null}`) {
+		t.Fatalf("view %s", v.Body)
+	}
 	// Waiting: nothing moves until the answer.
 	x.advance("5000")
 	x.want(x.post("/v1/runs/"+approve+"/approval", `{"choice":"approve"}`), 200, "")
@@ -268,6 +275,9 @@ func TestScenarioCheckoutResumes(t *testing.T) {
 	x.freeze()
 	id := x.start()
 	x.advance("150") // running, tool.started
+	if v := x.get("/__admin/hermes/runs/" + id); !strings.HasSuffix(string(v.Body), `"scenario":{"name":"happy","step":"steps[2]","due":1700000000900}}`) {
+		t.Fatalf("view %s", v.Body)
+	}
 	cp := x.post("/__admin/checkpoints", "").field(t, "id")
 	x.advance("2000")
 	done := string(x.get("/v1/runs/" + id).Body)

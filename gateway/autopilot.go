@@ -205,10 +205,10 @@ func (g *Gateway) queueCursor(ns, id string, st State) {
 	}
 }
 
-// fire applies the step e names as the control it is (docs/scenarios.md §1.1)
+// fireStep applies the step e names as the control it is (docs/scenarios.md §1.1)
 // and moves the cursor on, committing a checkpoint on main. A control that
 // fails ends the run's scenario with one WARN line. Callers hold g.mu.
-func (g *Gateway) fire(e scenarios.Entry) {
+func (g *Gateway) fireStep(e scenarios.Entry) {
 	x := g.begin(Main(e.NS))
 	c, ok := x.st.cursors.Get(e.Run)
 	if !ok || c.Waiting || c.Due != e.Due {
@@ -261,7 +261,7 @@ func (g *Gateway) advanceScenarios(c runs.Clock) {
 	saved := g.clock
 	g.auto.due.Drain(target, func(e scenarios.Entry) {
 		g.clock = runs.Clock{Frozen: true, FrozenMs: math.Max(e.Due, floor), OffsetMs: saved.OffsetMs}
-		g.fire(e)
+		g.fireStep(e)
 	})
 	g.clock = saved
 }
@@ -278,7 +278,7 @@ func (t ticker) Tick() (wait time.Duration, ok bool) {
 		if g.clock.Frozen {
 			return nil
 		}
-		g.auto.due.Drain(g.nowMs(), g.fire)
+		g.auto.due.Drain(g.nowMs(), g.fireStep)
 		if e, has := g.auto.due.Earliest(); has {
 			wait, ok = time.Duration((e.Due-g.nowMs())*float64(time.Millisecond)), true
 		}

@@ -31,6 +31,9 @@ type Options struct {
 	// under the gateway lock: it must not block.
 	OnScenarioStep func(scenario string)
 	Logger         *slog.Logger // WARN lines (a scenario step that failed); nil = discard
+	// OnChange, when set, hears every committed change (view.go), outside the
+	// gateway lock.
+	OnChange func(Change)
 }
 
 // Gateway holds all emulator state. All methods are safe for concurrent use.
@@ -51,8 +54,9 @@ type Gateway struct {
 	downOnce   sync.Once
 	snaps      map[string]snapshot
 	snapSeq    int
-	tx         tx // the transaction in progress, under mu (see begin)
-	auto       autopilot
+	tx         tx        // the transaction in progress, under mu (see begin)
+	changes    []Change  // for OnChange, handed over after the lock (view.go)
+	auto       autopilot // scenarios (autopilot.go)
 }
 
 type namespace struct {
@@ -172,6 +176,7 @@ func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 	g.clock = c
 	g.saveClock()
 	g.auto.runner.Kick()
+	g.changed(Change{Kind: "clock"})
 	return g.clockState(), err
 }
 
@@ -295,6 +300,7 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 // A panic in fn (a bug) releases the lock and answers 500 instead of leaving
 // every later request waiting for the lock.
 func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
+	defer g.fire()
 	before, seq, err := g.lockedRun(fn)
 	if !g.waits() && (seq == before || !g.q.behind()) {
 		return err

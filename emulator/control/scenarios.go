@@ -3,6 +3,8 @@ package control
 import (
 	"context"
 	"encoding/json"
+
+	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
 )
 
 // PutScenarios replaces the namespace's scenario set (docs/scenarios.md §4)
@@ -12,10 +14,13 @@ import (
 // An invalid set is a 400 *Error whose message names the first bad field by
 // path; nothing changes. Runs already admitted keep their scenario.
 func (c *Client) PutScenarios(ctx context.Context, file any) (int, error) {
-	var out struct {
-		Scenarios int `json:"scenarios"`
+	body, err := encode(file)
+	if err != nil {
+		return 0, err
 	}
-	err := c.do(ctx, "PUT", "/__admin/hermes/scenarios", file, &out)
+	var out genadmin.ScenarioCount
+	resp, err := c.api.HermesScenariosPutWithBody(ctx, nil, jsonType, body)
+	err = c.result(resp, err, &out)
 	return out.Scenarios, err
 }
 
@@ -23,12 +28,14 @@ func (c *Client) PutScenarios(ctx context.Context, file any) (int, error) {
 // server's default (serve --scenarios), else {"scenarios":[]}.
 func (c *Client) Scenarios(ctx context.Context) (json.RawMessage, error) {
 	var out json.RawMessage
-	err := c.do(ctx, "GET", "/__admin/hermes/scenarios", nil, &out)
+	resp, err := c.api.HermesScenariosGet(ctx, nil)
+	err = c.result(resp, err, &out)
 	return out, err
 }
 
 // DeleteScenarios leaves the namespace without scenarios — not even the
 // server's default — until the next PutScenarios.
 func (c *Client) DeleteScenarios(ctx context.Context) error {
-	return c.do(ctx, "DELETE", "/__admin/hermes/scenarios", nil, nil)
+	resp, err := c.api.HermesScenariosDelete(ctx, nil)
+	return c.result(resp, err, nil)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hermes-emulator/hermes-emulator/console"
 	"github.com/hermes-emulator/hermes-emulator/faults"
 	"github.com/hermes-emulator/hermes-emulator/gateway"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
@@ -164,7 +165,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !hasHeaderNS {
 		ns = "default"
 	}
-	// Step 2: the control plane.
+	// Step 2: the control plane. The console's files hold no data and are
+	// served without the admin key (docs/console.md); its calls carry it.
+	if console.Owns(rawPath) {
+		s.stamp(w, ns, gateway.NamePattern.MatchString(ns))
+		console.ServeHTTP(w, r, rawPath)
+		return
+	}
 	if (rawPath == "/health" && r.Method == "GET") || rawPath == "/__admin" || strings.HasPrefix(rawPath, "/__admin/") {
 		s.admin.ServeHTTP(w, r, rawPath)
 		return

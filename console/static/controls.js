@@ -2,7 +2,8 @@
 import { call } from './api.js';
 import { h, field, requestCard, table, when, json, toast, confirmDialog } from './ui.js';
 
-function clockChanged(f) { return /^clock/.test(f.event) || f.event === 'checkpoint'; }
+// clockChanged: the clock moved, or a checkout restored it.
+function clockChanged(f) { return f.event === 'clock' || f.event === 'checkpoint'; }
 
 export function clockView(ctx) {
   const now = h('dd', { id: 'clock-now' });
@@ -42,7 +43,8 @@ export function clockView(ctx) {
   load();
 }
 
-function faultChanged(f) { return /^fault/.test(f.event); }
+// faultChanged: a rule fired (its counters moved).
+function faultChanged(f) { return f.event === 'fault'; }
 
 function match(r) {
   const parts = [];
@@ -100,7 +102,8 @@ export function faultsView(ctx) {
     load();
   } }, 'Clear all rules');
   ctx.live((f) => { if (faultChanged(f)) load(); });
-  ctx.every(2000, () => { if (ctx.stream.state !== 'live') load(); });
+  // The stream reports fired rules, not added or removed ones: poll as well.
+  ctx.every(2000, load);
   ctx.main.append(
     h('section', { class: 'panel', 'aria-labelledby': 'faults-h' }, h('h2', { id: 'faults-h' }, 'Fault rules'),
       h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: load }, 'Refresh'), clear), list),

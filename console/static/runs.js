@@ -9,25 +9,18 @@ import { watchPanel } from './watch.js';
 export const statuses = ['queued', 'running', 'waiting_for_approval', 'stopping',
   'completed', 'failed', 'cancelled', 'interrupted'];
 
-// pick returns the first of the named keys that o has.
-export function pick(o, ...keys) {
-  for (const k of keys) if (o && o[k] !== undefined && o[k] !== null) return o[k];
-  return undefined;
-}
-
 // count renders a number or the length of a list.
 function count(v) { return Array.isArray(v) ? v.length : v === undefined ? '' : String(v); }
 
-function owner(o) {
-  if (!o || typeof o !== 'object') return o === undefined ? '' : String(o);
-  const parts = [];
-  if ('local' in o) parts.push(o.local ? 'local' : 'foreign');
-  if ('alive' in o) parts.push(o.alive ? 'alive' : 'stale');
-  return parts.join(', ') || JSON.stringify(o);
+// owner renders a run summary's owner flags (GET /__admin/hermes/runs).
+function owner(r) {
+  if (!r || r.owner_local === undefined) return '';
+  return (r.owner_local ? 'local' : 'foreign') + ', ' + (r.owner_alive ? 'alive' : 'stale');
 }
 
-// runChanged reports whether a stream frame is about runs.
-function runChanged(f) { return /^run\./.test(f.event) || f.event === 'checkpoint' || f.event === 'reset'; }
+// runChanged reports whether a stream frame changes what the run views show
+// (run.created, run.changed, run.removed; a checkout moves runs too).
+function runChanged(f) { return /^run\.(created|changed|removed)$/.test(f.event) || f.event === 'checkpoint'; }
 
 export function runsView(ctx) {
   const filter = field('Status', {}, 'select');
@@ -49,20 +42,20 @@ export function runsView(ctx) {
     if (missing(res)) { body.replaceChildren(notAvailable('The run listing (GET /__admin/hermes/runs) is')); return; }
     if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + (res.message || res.text))); return; }
     const d = res.data || {};
-    const page = pick(d, 'runs', 'items', 'data') || [];
+    const page = d.runs || [];
     rows = append ? rows.concat(page) : page;
-    cursor = pick(d, 'next_cursor', 'nextCursor', 'cursor') || '';
+    cursor = d.next || '';
     more.hidden = !cursor;
     body.replaceChildren(table('Runs in ' + namespace() + ', newest first', [
-      { label: 'Run', cell: (r) => { const id = pick(r, 'run_id', 'id'); return h('a', { href: '#/runs/' + encodeURIComponent(id) }, id); } },
+      { label: 'Run', cell: (r) => h('a', { href: '#/runs/' + encodeURIComponent(r.run_id) }, r.run_id) },
       { label: 'Status', cell: (r) => badge(r.status) },
-      { label: 'Created', cell: (r) => when(pick(r, 'created_at', 'createdAt')) },
-      { label: 'Updated', cell: (r) => when(pick(r, 'updated_at', 'updatedAt')) },
-      { label: 'Keyed', cell: (r) => { const k = pick(r, 'keyed'); return k === undefined ? '' : k ? 'yes' : 'no'; } },
-      { label: 'Owner', cell: (r) => owner(pick(r, 'owner')) },
-      { label: 'Approvals', cell: (r) => count(pick(r, 'pending_approvals', 'pendingApprovals', 'approvals')) },
-      { label: 'Steers', cell: (r) => count(pick(r, 'queued_steers', 'queuedSteers', 'steers')) },
-      { label: 'Transport', cell: (r) => { const t = pick(r, 'transport'); return t && typeof t === 'object' ? JSON.stringify(t) : t === undefined ? '' : String(t); } },
+      { label: 'Created', cell: (r) => when(r.created_at) },
+      { label: 'Updated', cell: (r) => when(r.updated_at) },
+      { label: 'Keyed', cell: (r) => r.keyed ? 'yes' : 'no' },
+      { label: 'Owner', cell: owner },
+      { label: 'Approvals', cell: (r) => count(r.pending_approvals) },
+      { label: 'Steers', cell: (r) => count(r.queued_steers) },
+      { label: 'Transport', cell: (r) => r.transport || '' },
     ], rows, 'No runs in namespace ' + namespace() + (filter.input.value ? ' with status ' + filter.input.value : '') + ' yet.'));
   }
 
@@ -78,19 +71,19 @@ export function runsView(ctx) {
   load(false);
 }
 
-// facts renders the known parts of a run view as a definition list.
+// facts renders a run view (GET /__admin/hermes/runs/{id}) as a definition list.
 function facts(v) {
-  const rec = pick(v, 'record', 'run') || {};
+  const rec = v.record || {};
   const rows = [
     ['Status', badge(rec.status || v.status)],
-    ['Created', when(pick(rec, 'created_at'))],
-    ['Updated', when(pick(rec, 'updated_at'))],
-    ['Last event', pick(rec, 'last_event') || ''],
-    ['Owner', owner(pick(v, 'owner'))],
-    ['Reservation', json(pick(v, 'reservation', 'reservations', 'keys') ?? null)],
-    ['Events', json(pick(v, 'events', 'event_counts', 'eventCounts') ?? null)],
-    ['Subscriber', String(pick(v, 'subscriber', 'subscribed', 'subscriber_present') ?? '')],
-    ['Scenario', json(pick(v, 'scenario', 'scenario_position', 'scenarioPosition') ?? null)],
+    ['Created', when(rec.created_at)],
+    ['Updated', when(rec.updated_at)],
+    ['Last event', rec.last_event || ''],
+    ['Owner', owner(v)],
+    ['Reservation', (v.reservation_keys || []).length ? v.reservation_keys.join(', ') : 'none (keyless)'],
+    ['Events', (v.events_buffered ?? '') + ' buffered, ' + (v.events_delivered ?? '') + ' delivered; transport ' + (v.transport || '')],
+    ['Subscriber', v.subscriber ? 'connected' : 'none'],
+    ['Scenario', v.scenario ? json(v.scenario) : 'none'],
   ];
   return h('dl', { class: 'facts' }, rows.map(([k, val]) => [h('dt', {}, k), h('dd', {}, val)]));
 }
@@ -111,20 +104,19 @@ export function runView(ctx) {
     if (missing(res)) { summary.replaceChildren(notAvailable('The run view (GET /__admin/hermes/runs/{id}) is')); return; }
     if (!res.ok) { summary.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + (res.message || res.text))); return; }
     const v = res.data || {};
-    const rec = pick(v, 'record', 'run') || v;
+    const rec = v.record || {};
     play.setStatus(rec.status);
     summary.replaceChildren(
       facts(v),
-      listBlock('Pending approvals', pick(v, 'pending_approvals', 'pendingApprovals', 'approvals'), (a) => h('code', {}, JSON.stringify(a))),
-      listBlock('Queued steers', pick(v, 'queued_steers', 'queuedSteers', 'steers'), (s) => typeof s === 'string' ? s : JSON.stringify(s)),
+      listBlock('Pending approvals', v.approvals, (a) => h('code', {}, JSON.stringify(a))),
+      listBlock('Queued steers', v.steers, (s) => s),
       h('details', { class: 'sub' }, h('summary', {}, 'Record and full view (JSON)'), h('pre', { class: 'json' }, json(v))));
   }
   let pending = null;
   ctx.live((f) => {
     if (!runChanged(f)) return;
     const d = f.data || {};
-    const rid = pick(d, 'run_id', 'runId', 'id') || (d.event && d.event.run_id);
-    if (rid && rid !== id) return;
+    if (d.run_id && d.run_id !== id) return;
     clearTimeout(pending);
     pending = setTimeout(load, 100);
   });

@@ -9,18 +9,18 @@ const maxRuns = 100; // runs whose frames are kept
 const frames = new Map(); // run id → [{text, event}]
 const watchers = new Set(); // {runId, fn}
 
-// mirror reads a run.event frame of the control-plane stream: the run id and
-// the frame text exactly as the run's subscriber gets it.
+// mirror reads a run.event frame of the control-plane stream ({kind,
+// namespace, branch, run_id, event}): the run id and the frame text as the
+// run's subscriber gets it — data: <json>, or a comment such as
+// ": stream closed" when the event is text.
 export function mirror(f) {
   const d = f.data;
-  if (!d || typeof d !== 'object') return null;
-  const inner = d.event && typeof d.event === 'object' ? d.event : d.data && typeof d.data === 'object' ? d.data : null;
-  const runId = d.run_id || d.runId || (inner && inner.run_id) || '';
-  if (!runId) return null;
-  let text = typeof d.frame === 'string' ? d.frame : '';
-  if (!text) text = 'data: ' + JSON.stringify(inner || d) + '\n\n';
-  const name = (inner && inner.event) || (typeof d.event === 'string' ? d.event : '') || '';
-  return { runId, text, name };
+  if (!d || typeof d !== 'object' || !d.run_id) return null;
+  const e = d.event;
+  let text, name = '';
+  if (typeof e === 'string') text = (e.startsWith(':') ? e : 'data: ' + e) + '\n\n';
+  else { text = 'data: ' + JSON.stringify(e) + '\n\n'; name = (e && e.event) || ''; }
+  return { runId: d.run_id, text, name };
 }
 
 // watchFrame keeps the frames of every run.event the stream delivers.

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-		"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"

@@ -154,9 +154,16 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-func submitRun(t *testing.T, base string) string {
+// submitRun submits a run as an application would, with an Idempotency-Key
+// when key is not "", and returns its id.
+func submitRun(t *testing.T, base, key string) string {
 	t.Helper()
-	res, err := http.Post(base+"/v1/runs", "application/json", strings.NewReader(`{"input":"Tidy the build directory"}`))
+	req, _ := http.NewRequest("POST", base+"/v1/runs", strings.NewReader(`{"input":"Tidy the build directory"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +197,20 @@ func clock(base string) (clockState, error) {
 	return st, err
 }
 
+// needStream skips a test on a build without GET /__admin/stream and the run
+// listing (before the admin branch is merged).
+func needStream(t *testing.T, base string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/__admin/stream", nil)
+	req.Header.Set("X-Mockingbird-Admin-Key", key)
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		if res.StatusCode == 404 {
+			t.Skip("this build has no GET /__admin/stream (the admin branch adds it)")
+		}
+	}
+}
+
 // TestBrowser drives the console: enter the key, see a submitted run appear
 // live, play it to completion with the buttons and watch its frames, add and
 // clear a fault, freeze and advance the clock.
@@ -205,17 +226,11 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(css(`#key-save`)))
 
 	t.Run("run", func(t *testing.T) {
-		req, _ := http.NewRequest("GET", srv.URL()+"/__admin/stream", nil)
-		req.Header.Set("X-Mockingbird-Admin-Key", key)
-		if res, err := http.DefaultClient.Do(req); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 404 {
-				t.Skip("this build has no GET /__admin/stream (the admin branch adds it)")
-			}
-		}
+		needStream(t, srv.URL())
 		waitText(t, ctx, "#stream-state", "stream: live")
 		waitText(t, ctx, "#runs-body", "No runs in namespace default")
-		id := submitRun(t, srv.URL())
+		submitRun(t, srv.URL(), "delivery-1")
+		id := submitRun(t, srv.URL(), "")
 		link := fmt.Sprintf(`#runs-body a[href="#/runs/%s"]`, id)
 		do(t, ctx, "see the run appear", chromedp.WaitVisible(css(link)))
 		waitText(t, ctx, "#runs-body", "queued")
@@ -223,12 +238,20 @@ func TestBrowser(t *testing.T) {
 
 		do(t, ctx, "open the run", chromedp.Click(css(link)))
 		waitText(t, ctx, "#run-summary", "queued")
-		curl := text(t, ctx, `form[data-action="complete"] pre.req`)
-		for _, want := range []string{"curl -sS -X POST '" + srv.URL() + "/__admin/hermes/runs/" + id + "/observe?namespace=default'",
-			`-H "x-mockingbird-admin-key: $MOCKINGBIRD_ADMIN_KEY"`, `"status":"completed"`, `"total_tokens":46`} {
-			if !strings.Contains(curl, want) {
-				t.Errorf("the Complete card's curl %q lacks %q", curl, want)
-			}
+		// The Complete card shows its request and copies it as curl.
+		shown := text(t, ctx, `form[data-action="complete"] pre.req`)
+		want := "POST /__admin/hermes/runs/" + id + "/observe?namespace=default\n" +
+			`{"status":"completed","output":"Done.","usage":{"input_tokens":12,"output_tokens":34,"total_tokens":46}}`
+		if shown != want {
+			t.Errorf("the Complete card shows %q, want %q", shown, want)
+		}
+		curl := eval[string](t, ctx, `document.querySelector('form[data-action="complete"]').dataset.curl`)
+		wantCurl := "curl -sS -X POST '" + srv.URL() + "/__admin/hermes/runs/" + id + "/observe?namespace=default' \\\n" +
+			"  -H \"x-mockingbird-admin-key: $MOCKINGBIRD_ADMIN_KEY\" \\\n" +
+			"  -H 'content-type: application/json' \\\n" +
+			`  -d '{"status":"completed","output":"Done.","usage":{"input_tokens":12,"output_tokens":34,"total_tokens":46}}'`
+		if curl != wantCurl {
+			t.Errorf("the Complete card's curl is\n%s\nwant\n%s", curl, wantCurl)
 		}
 		do(t, ctx, "mark running", submit("running"))
 		waitText(t, ctx, "#run-summary", "running")
@@ -252,6 +275,27 @@ func TestBrowser(t *testing.T) {
 		}
 		shot(t, ctx, "run-narrow")
 		do(t, ctx, "wide window", chromedp.EmulateViewport(1280, 800))
+	})
+
+	t.Run("journal", func(t *testing.T) {
+		submitRun(t, srv.URL(), "")
+		do(t, ctx, "open the journal", chromedp.Navigate(srv.URL()+"/__admin/ui/#/journal"))
+		waitText(t, ctx, "#journal-body", "POST /v1/runs")
+		waitText(t, ctx, "#journal-body", "RunCreate")
+	})
+
+	t.Run("timeline", func(t *testing.T) {
+		needStream(t, srv.URL())
+		// Check out the first checkpoint (before any run): the runs go.
+		do(t, ctx, "open the timeline", chromedp.Navigate(srv.URL()+"/__admin/ui/#/timeline"))
+		first := css(`button[aria-label="Check out cp_00000001 on main"]`)
+		do(t, ctx, "see the first checkpoint", chromedp.WaitVisible(first))
+		shot(t, ctx, "timeline")
+		do(t, ctx, "check out cp_00000001", chromedp.Click(first),
+			chromedp.WaitVisible(css(`#confirm-yes`)), chromedp.Click(css(`#confirm-yes`)))
+		waitText(t, ctx, "#toast", "Checked out cp_00000001")
+		do(t, ctx, "back to the runs", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs"))
+		waitText(t, ctx, "#runs-body", "No runs in namespace default")
 	})
 
 	t.Run("faults", func(t *testing.T) {

@@ -67,9 +67,7 @@ function shellQuote(s) { return "'" + s.replace(/'/g, "'\\''") + "'"; }
 // curl renders a request as a curl command line; the key is referenced as
 // $MOCKINGBIRD_ADMIN_KEY, never written out.
 export function curl(req) {
-  const parts = ['curl -sS'];
-  if (req.method !== 'GET') parts.push('-X ' + req.method);
-  parts.push(shellQuote(req.url));
+  const parts = ['curl -sS ' + (req.method !== 'GET' ? '-X ' + req.method + ' ' : '') + shellQuote(req.url)];
   if (adminKey()) parts.push('-H "x-mockingbird-admin-key: $MOCKINGBIRD_ADMIN_KEY"');
   if (req.body) {
     parts.push("-H 'content-type: application/json'");
@@ -83,9 +81,11 @@ export function curl(req) {
 // error; state listeners learn 'live', 'connecting', 'unavailable' (no such
 // route: the views poll instead) or 'unauthorized'.
 export class Stream {
-  constructor() { this.frames = []; this.states = []; this.ctrl = null; this.state = 'connecting'; }
+  constructor() { this.frames = []; this.states = new Set(); this.ctrl = null; this.state = 'connecting'; }
   onFrame(fn) { this.frames.push(fn); }
-  onState(fn) { this.states.push(fn); fn(this.state); }
+  // onState calls fn with the current state and every later one; the
+  // returned func stops that.
+  onState(fn) { this.states.add(fn); fn(this.state); return () => this.states.delete(fn); }
   set(state) { this.state = state; this.states.forEach((fn) => fn(state)); }
   restart() {
     if (this.ctrl) this.ctrl.abort();

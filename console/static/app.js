@@ -34,6 +34,7 @@ function render() {
   timers.forEach(clearInterval);
   timers = [];
   main.replaceChildren();
+  document.getElementById('toast').classList.remove('show');
   document.querySelectorAll('nav a').forEach((a) => {
     if (a.dataset.view === (key === 'run' ? 'runs' : key)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');

@@ -72,7 +72,7 @@ export function playPanel(id, changed) {
 
   const panel = h('section', { class: 'panel', 'aria-labelledby': 'play-h' },
     h('h2', { id: 'play-h' }, 'Play the agent ', status),
-    h('p', { class: 'hint' }, 'Each card sends one Hermes control to the emulator; open "Request" to see it as curl.'),
+    h('p', { class: 'hint' }, 'Each card sends one Hermes control to the emulator and shows the exact request; "Copy as curl" copies it for a shell.'),
     h('div', { class: 'cards' }, cards));
   panel.setStatus = (s) => { status.textContent = s ? '(now ' + s + ')' : ''; };
   return panel;

@@ -123,7 +123,7 @@ export function runView(ctx) {
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(); });
   ctx.main.append(
     h('p', {}, h('a', { href: '#/runs' }, '← All runs')),
-    h('section', { class: 'panel', 'aria-labelledby': 'run-h' }, head, summary),
-    h('div', { class: 'split' }, play, watchPanel(id, ctx.stream)));
+    h('div', { class: 'split' }, h('section', { class: 'panel', 'aria-labelledby': 'run-h' }, head, summary), watchPanel(id, ctx.stream)),
+    play);
   load();
 }

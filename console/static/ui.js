@@ -14,7 +14,7 @@ export function h(tag, attrs, ...children) {
     else if (v === true) el.setAttribute(k, '');
     else el.setAttribute(k, v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -62,18 +62,20 @@ export function confirmDialog(title, text) {
   return new Promise((resolve) => d.addEventListener('close', () => resolve(d.returnValue === 'yes'), { once: true }));
 }
 
-export async function copyText(text, pre) {
+// copyText puts text on the clipboard (the Clipboard API needs a secure
+// context such as 127.0.0.1; elsewhere a selected scratch textarea is copied).
+export async function copyText(text) {
   try {
     await navigator.clipboard.writeText(text);
-    toast('Copied to the clipboard');
   } catch (e) {
-    const range = document.createRange();
-    range.selectNodeContents(pre);
-    const sel = getSelection();
-    sel.removeAllRanges();
-    sel.addRange(range);
-    toast('Selected: press Ctrl+C to copy');
+    const area = h('textarea', { class: 'scratch', 'aria-hidden': 'true' });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand('copy');
+    area.remove();
   }
+  toast('Copied as curl');
 }
 
 // json renders a value as indented JSON.
@@ -81,8 +83,9 @@ export function json(v) { return JSON.stringify(v, null, 2); }
 
 // requestCard is a form that sends one control request. spec() returns
 // {method, path, body, query} from the form's current values (or throws an
-// Error whose message is shown); the card shows the exact request as curl,
-// copies it, sends it, shows the answer and calls done(res) after a 2xx.
+// Error whose message is shown); the card shows the exact request (method,
+// path and query, body), copies it as curl (also kept in the form's
+// data-curl), sends it, shows the answer and calls done(res) after a 2xx.
 // opts: {name (data-action for tests), fields: [elements], confirm: text,
 // label: button text}.
 export function requestCard(title, opts, spec, done) {
@@ -93,7 +96,8 @@ export function requestCard(title, opts, spec, done) {
     try {
       const s = spec();
       current = request(s.method, s.path, s.body, s.query);
-      pre.textContent = curl(current);
+      pre.textContent = current.method + ' ' + current.url.slice(location.origin.length) + (current.body ? '\n' + current.body : '');
+      form.dataset.curl = curl(current);
       pre.classList.remove('bad');
     } catch (e) {
       current = null;
@@ -105,7 +109,7 @@ export function requestCard(title, opts, spec, done) {
     h('h3', {}, title), opts.hint ? h('p', { class: 'hint' }, opts.hint) : null,
     h('div', { class: 'fields' }, opts.fields || []),
     h('details', { class: 'reqbox', open: true }, h('summary', {}, 'Request'), pre,
-      h('button', { type: 'button', class: 'quiet', onclick: () => current && copyText(pre.textContent, pre) }, 'Copy as curl')),
+      h('button', { type: 'button', class: 'quiet', onclick: () => current && copyText(curl(current)) }, 'Copy as curl')),
     h('div', { class: 'row' }, h('button', { type: 'submit', class: opts.danger ? 'danger' : 'primary' }, opts.label || 'Send')),
     out);
   form.addEventListener('input', render);

@@ -51,10 +51,16 @@ export function watchPanel(runId, stream) {
   };
   const w = { runId, fn: () => { if (!log.isConnected) { watchers.delete(w); return; } show(); log.scrollTop = log.scrollHeight; } };
   watchers.add(w);
-  stream.onState((s) => {
+  const describe = (s) => {
     state.textContent = s === 'live'
       ? 'Mirrored from the control-plane stream (GET /__admin/stream, run.event); the application\'s own stream is left alone.'
       : 'The control-plane stream is ' + s + ': frames appear when it is live.';
+  };
+  describe(stream.state);
+  let off = null;
+  off = stream.onState((s) => {
+    if (!state.isConnected) { if (off) off(); return; }
+    describe(s);
   });
   show();
   return h('section', { class: 'panel', 'aria-labelledby': 'watch-h' },

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
@@ -299,16 +300,37 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("faults", func(t *testing.T) {
-		do(t, ctx, "open faults", chromedp.Navigate(srv.URL()+"/__admin/ui/#/faults"),
+		// By keyboard: the Faults link, then the preset's button, with Enter.
+		do(t, ctx, "open the runs", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs"))
+		eval[bool](t, ctx, `document.querySelector('nav a[data-view="faults"]').focus(), true`)
+		do(t, ctx, "Enter on the Faults link", chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(css(`button[data-preset="hermes_throttled"]`)))
 		waitText(t, ctx, "#fault-list", "No fault rules")
-		do(t, ctx, "add a preset", chromedp.Click(css(`button[data-preset="hermes_throttled"]`)))
+		eval[bool](t, ctx, `document.querySelector('button[data-preset="hermes_throttled"]').focus(), true`)
+		do(t, ctx, "Enter on the preset", chromedp.KeyEvent(kb.Enter))
 		waitText(t, ctx, "#fault-list", "hermes_throttled")
 		waitText(t, ctx, "#fault-list", "status 429")
 		shot(t, ctx, "faults")
 		do(t, ctx, "clear the faults", chromedp.Click(css(`#clear-faults`)),
 			chromedp.WaitVisible(css(`#confirm-yes`)), chromedp.Click(css(`#confirm-yes`)))
 		waitText(t, ctx, "#fault-list", "No fault rules")
+	})
+
+	t.Run("scenarios", func(t *testing.T) {
+		// The view works whether or not this build has the scenarios routes.
+		do(t, ctx, "open the scenarios", chromedp.Navigate(srv.URL()+"/__admin/ui/#/scenarios"))
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got := text(t, ctx, "#scenarios-body")
+			if strings.Contains(got, "Scenarios (GET /__admin/hermes/scenarios) are not available in this emulator build.") ||
+				eval[bool](t, ctx, `!!document.querySelector('#scenarios-body pre.json') && !document.querySelector('form[data-action="put-scenarios"]').closest('[hidden]')`) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("#scenarios-body: %q, want the scenarios or \"not available\"", got)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	})
 
 	t.Run("clock", func(t *testing.T) {

@@ -10,10 +10,17 @@ package hermesemulator
 
 import _ "embed" // for //go:embed
 
-//go:generate go run ./tools/supportgen -spec openapi.yaml -out SUPPORT.md
+//go:generate go run ./tools/supportgen -spec openapi.yaml -admin admin.yaml -out SUPPORT.md
 
 // OpenAPI is the bytes of openapi.yaml at the repository root, the source of truth of the public
 // API. Read-only: callers must not modify it.
 //
 //go:embed openapi.yaml
 var OpenAPI []byte
+
+// AdminAPI is the bytes of admin.yaml at the repository root, the contract of the control plane
+// (GET /health and /__admin): the source of gen/admin, of package admin's request validation and of
+// GET /__admin/openapi.yaml. Read-only: callers must not modify it.
+//
+//go:embed admin.yaml
+var AdminAPI []byte

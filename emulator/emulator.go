@@ -112,6 +112,7 @@ type Server struct {
 	gw            *gateway.Gateway
 	echo          *echo.Echo
 	admin         *admin.Admin
+	hub           *admin.Hub // the control plane's change stream
 	faults        *faults.Store
 	journal       *journal.Journal
 	metrics       *journal.Metrics
@@ -168,13 +169,15 @@ func New(opts Options) (*Server, error) {
 			unlock()
 		}
 	}()
+	hub := admin.NewHub(0)
 	db, err := storage.Open(opts.DBPath)
 	if err != nil {
 		return nil, err
 	}
 	gw, err := gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
-		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) }})
+		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
+		OnChange:       hub.Change})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -196,7 +199,7 @@ func New(opts Options) (*Server, error) {
 			return nil, cerr
 		}
 	}
-	s := &Server{opts: opts, db: db, gw: gw, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
+	s := &Server{opts: opts, db: db, gw: gw, hub: hub, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
 		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{})}
 	if opts.NoResponseValidation {
 		close(s.contractReady)
@@ -215,7 +218,7 @@ func New(opts Options) (*Server, error) {
 	gen.RegisterHandlers(s.echo, &handlers.Handlers{GW: gw, Opts: handlers.Options{
 		APIKey: opts.APIKey, Durable: opts.DBPath != "", Keepalive: opts.SSEKeepalive}})
 	s.admin = admin.New(admin.Deps{GW: gw, Faults: s.faults, Journal: s.journal, Metrics: s.metrics,
-		Credentials: credentials.NewStore(), AdminKey: opts.AdminKey, MaxBodyBytes: opts.MaxBodyBytes, Version: Version})
+		Credentials: credentials.NewStore(), Hub: hub, AdminKey: opts.AdminKey, MaxBodyBytes: opts.MaxBodyBytes, Version: Version})
 	if opts.NoListener {
 		close(s.served)
 		started, s.unlock = true, unlock
@@ -236,6 +239,7 @@ func New(opts Options) (*Server, error) {
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.
 	s.http.RegisterOnShutdown(gw.Shutdown)
+	s.http.RegisterOnShutdown(hub.Close)
 	go func() {
 		defer close(s.served)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -284,6 +288,7 @@ func (s *Server) Close() error {
 		<-s.contractReady // no goroutine of New outlives Close
 		if s.http == nil {
 			s.gw.Shutdown()
+			s.hub.Close()
 		}
 		if s.http != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

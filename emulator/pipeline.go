@@ -250,6 +250,7 @@ func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath stri
 	// Step 7: fault rules.
 	out := s.faults.Match(faults.Request{NS: ns, OperationID: opID, Method: method, Path: rawPath}, s.gw.Draw)
 	entry.FaultID = out.FaultID
+	s.faultFired(ns, opID, out)
 	if out.Delay > 0 {
 		sleep(r.Context(), out.Delay)
 	}

@@ -198,20 +198,6 @@ func clock(base string) (clockState, error) {
 	return st, err
 }
 
-// needStream skips a test on a build without GET /__admin/stream and the run
-// listing (before the admin branch is merged).
-func needStream(t *testing.T, base string) {
-	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/__admin/stream", nil)
-	req.Header.Set("X-Mockingbird-Admin-Key", key)
-	if res, err := http.DefaultClient.Do(req); err == nil {
-		res.Body.Close()
-		if res.StatusCode == 404 {
-			t.Skip("this build has no GET /__admin/stream (the admin branch adds it)")
-		}
-	}
-}
-
 // TestBrowser drives the console: enter the key, see a submitted run appear
 // live, play it to completion with the buttons and watch its frames, add and
 // clear a fault, freeze and advance the clock.
@@ -227,7 +213,6 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(css(`#key-save`)))
 
 	t.Run("run", func(t *testing.T) {
-		needStream(t, srv.URL())
 		waitText(t, ctx, "#stream-state", "stream: live")
 		waitText(t, ctx, "#runs-body", "No runs in namespace default")
 		submitRun(t, srv.URL(), "delivery-1")
@@ -286,7 +271,6 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("timeline", func(t *testing.T) {
-		needStream(t, srv.URL())
 		// Check out the first checkpoint (before any run): the runs go.
 		do(t, ctx, "open the timeline", chromedp.Navigate(srv.URL()+"/__admin/ui/#/timeline"))
 		first := css(`button[aria-label="Check out cp_00000001 on main"]`)

@@ -28,7 +28,8 @@ export function journalView(ctx) {
       { label: 'ms', cell: (e) => String(e.durationMs) },
       { label: 'Fault', cell: (e) => e.faultId || '' },
       { label: 'Run', cell: (e) => e.ids && e.ids.runId ? h('a', { href: '#/runs/' + encodeURIComponent(e.ids.runId) }, e.ids.runId) : '' },
-    ], rows, 'No requests journaled' + (Object.keys(q).length ? ' that match.' : '.')));
+    ], rows, 'No requests journaled' + (Object.keys(q).length ? ' that match.' : '.')),
+    res.data.next ? h('p', { class: 'hint' }, 'Older matching entries remain: raise "Last" or narrow the filter.') : null);
   }
   const form = h('form', { class: 'toolbar', onsubmit: (ev) => { ev.preventDefault(); load(); } },
     op, status, limit, all, live, h('button', {}, 'Filter'),

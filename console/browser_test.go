@@ -138,8 +138,9 @@ func submit(action string) chromedp.Action[chromedp.Void] {
 // shot saves a screenshot of the viewport to docs/console/<name>.png.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	eval[bool](t, ctx, `window.scrollTo(0, 0), true`)
-	time.Sleep(300 * time.Millisecond) // let the toast and the last render settle
+	// No toast (it fades on a timer), at the top of the page.
+	eval[bool](t, ctx, `document.getElementById('toast').classList.remove('show'), window.scrollTo(0, 0), true`)
+	time.Sleep(300 * time.Millisecond) // the toast's fade and the last render
 	c, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(c, chromedp.CaptureScreenshot())
@@ -200,9 +201,11 @@ func clock(base string) (clockState, error) {
 
 // TestBrowser drives the console: enter the key, see a submitted run appear
 // live, play it to completion with the buttons and watch its frames, add and
-// clear a fault, freeze and advance the clock.
+// clear a fault, advance the frozen clock, unfreeze and freeze it.
 func TestBrowser(t *testing.T) {
-	srv := emulatortest.New(t, emulator.Options{AdminKey: key})
+	// A frozen clock and the emulator's deterministic run ids keep the
+	// screenshots the same from one run to the next.
+	srv := emulatortest.New(t, emulator.Options{AdminKey: key, ClockStart: 1700000000000, FreezeClock: true})
 	ctx := browser(t)
 
 	// The shell loads without the key; the first call answers 401 and the
@@ -318,20 +321,26 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("clock", func(t *testing.T) {
+		// Frozen since start (the checkout above restored that): advance it.
 		do(t, ctx, "open the clock", chromedp.Navigate(srv.URL()+"/__admin/ui/#/clock"))
-		waitText(t, ctx, "#clock-frozen", "running")
-		do(t, ctx, "freeze", submit("freeze"))
 		waitText(t, ctx, "#clock-frozen", "frozen")
 		st, err := clock(srv.URL())
 		if err != nil || !st.Frozen {
-			t.Fatalf("clock after Freeze: %+v, %v; want frozen", st, err)
+			t.Fatalf("clock: %+v, %v; want frozen", st, err)
 		}
 		waitText(t, ctx, "#clock-now", fmt.Sprintf("(%d ms)", int64(st.Now)))
+		shot(t, ctx, "clock")
 		do(t, ctx, "advance 15m", submit("advance"))
 		waitText(t, ctx, "#clock-now", fmt.Sprintf("(%d ms)", int64(st.Now)+900000))
 		if after, err := clock(srv.URL()); err != nil || after.Now != st.Now+900000 {
 			t.Errorf("clock after Advance 15m: %+v, %v; want now %v", after, err, st.Now+900000)
 		}
-		shot(t, ctx, "clock")
+		do(t, ctx, "unfreeze", submit("unfreeze"))
+		waitText(t, ctx, "#clock-frozen", "running")
+		do(t, ctx, "freeze", submit("freeze"))
+		waitText(t, ctx, "#clock-frozen", "frozen")
+		if after, err := clock(srv.URL()); err != nil || !after.Frozen {
+			t.Errorf("clock after Freeze: %+v, %v; want frozen", after, err)
+		}
 	})
 }

@@ -15,12 +15,18 @@ export function clockView(ctx) {
     const c = res.data;
     now.textContent = when(c.now) + '  (' + c.now + ' ms)';
     frozen.textContent = c.frozen ? 'frozen' : 'running';
-    offset.textContent = c.offsetMs + ' ms';
+    // Frozen, the offset from the wall clock changes every millisecond.
+    offset.textContent = c.frozen ? 'none while frozen' : c.offsetMs + ' ms';
+    if (!set.input.value) { set.input.value = new Date(c.now).toISOString().replace(/\.\d+Z$/, 'Z'); setCard.refresh(); }
   }
   const show = (res) => { toast('Clock: ' + (res.data && res.data.frozen ? 'frozen' : 'running')); load(); };
   const post = (body) => () => ({ method: 'POST', path: '/clock', body });
   const adv = field('Advance by', { value: '15m', 'aria-describedby': 'adv-hint' });
-  const set = field('Set to', { value: new Date().toISOString().slice(0, 19) + 'Z' });
+  const set = field('Set to', { placeholder: '2023-11-14T22:13:20Z or epoch ms' });
+  const setCard = requestCard('Set', { name: 'set', label: 'Set', fields: [set] }, () => {
+    const v = set.input.value.trim();
+    return post({ set: /^\d+$/.test(v) ? Number(v) : v })();
+  }, show);
   ctx.live((f) => { if (clockChanged(f)) load(); });
   ctx.every(1000, () => { if (frozen.textContent !== 'frozen') load(); });
   ctx.main.append(
@@ -35,10 +41,7 @@ export function clockView(ctx) {
         const v = adv.input.value.trim();
         return post({ advance: /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v })();
       }, show),
-      requestCard('Set', { name: 'set', label: 'Set', fields: [set] }, () => {
-        const v = set.input.value.trim();
-        return post({ set: /^\d+$/.test(v) ? Number(v) : v })();
-      }, show),
+      setCard,
       requestCard('Back to the wall clock', { name: 'clock-reset', label: 'Reset clock' }, post({ reset: true }), show)));
   load();
 }

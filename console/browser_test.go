@@ -244,6 +244,21 @@ func TestBrowser(t *testing.T) {
 		}
 		do(t, ctx, "mark running", submit("running"))
 		waitText(t, ctx, "#run-summary", "running")
+		// An approval request shows as pending; running again clears it.
+		do(t, ctx, "ask for approval", submit("approval"))
+		waitText(t, ctx, "#run-summary", "Pending approvals (1)")
+		waitText(t, ctx, "#run-summary", `"command":"rm -rf build/"`)
+		do(t, ctx, "mark running", submit("running"))
+		waitText(t, ctx, "#run-summary", "Pending approvals (0)")
+		// The application steers; the queued text shows until delivered.
+		res, err := http.Post(srv.URL()+"/v1/runs/"+id+"/steer", "application/json", strings.NewReader(`{"input":"also run the tests"}`))
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("steer: %v %v", res, err)
+		}
+		res.Body.Close()
+		waitText(t, ctx, "#run-summary", "Queued steers (1)also run the tests")
+		do(t, ctx, "deliver steers", submit("deliver"))
+		waitText(t, ctx, "#run-summary", "Queued steers (0)")
 		do(t, ctx, "start a tool", submit("tool-started"))
 		do(t, ctx, "send a delta", submit("delta"))
 		frames := fmt.Sprintf(`pre[data-frames=%q]`, id)
@@ -283,6 +298,18 @@ func TestBrowser(t *testing.T) {
 			chromedp.WaitVisible(css(`#confirm-yes`)), chromedp.Click(css(`#confirm-yes`)))
 		waitText(t, ctx, "#toast", "Checked out cp_00000001")
 		do(t, ctx, "back to the runs", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs"))
+		waitText(t, ctx, "#runs-body", "No runs in namespace default")
+	})
+
+	t.Run("namespace", func(t *testing.T) {
+		do(t, ctx, "open the runs", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs"))
+		pick := func(ns string) {
+			eval[bool](t, ctx, fmt.Sprintf(`(i => (i.value = %q, i.dispatchEvent(new Event('change')), true))(document.querySelector('#ns'))`, ns))
+		}
+		pick("t1")
+		waitText(t, ctx, "#runs-body", "No runs in namespace t1")
+		waitText(t, ctx, "#stream-state", "stream: live")
+		pick("default")
 		waitText(t, ctx, "#runs-body", "No runs in namespace default")
 	})
 

@@ -18,6 +18,17 @@ function owner(r) {
   return (r.owner_local ? 'local' : 'foreign') + ', ' + (r.owner_alive ? 'alive' : 'stale');
 }
 
+// throttle returns a func that runs fn 150 ms after its first call, once for
+// all the calls in between: a busy stream refreshes a view about six times a
+// second, never more and never starved.
+function throttle(fn) {
+  let timer = null;
+  return () => {
+    if (timer) return;
+    timer = setTimeout(() => { timer = null; fn(); }, 150);
+  };
+}
+
 // runChanged reports whether a stream frame changes what the run views show
 // (run.created, run.changed, run.removed; a checkout moves runs too).
 function runChanged(f) { return /^run\.(created|changed|removed)$/.test(f.event) || f.event === 'checkpoint'; }
@@ -33,7 +44,8 @@ export function runsView(ctx) {
   async function load(append) {
     if (loading) { again = true; return; }
     loading = true;
-    const q = { limit: '50' };
+    // A refresh reloads as many runs as are shown (a page at least).
+    const q = { limit: String(append ? 50 : Math.min(1000, Math.max(50, rows.length))) };
     if (filter.input.value) q.status = filter.input.value;
     if (append && cursor) q.cursor = cursor;
     const res = await call('GET', '/hermes/runs', undefined, q);
@@ -61,8 +73,8 @@ export function runsView(ctx) {
 
   filter.input.addEventListener('change', () => { sessionStorage.setItem('hermes-console.status', filter.input.value); load(false); });
   more.addEventListener('click', () => load(true));
-  let pending = null;
-  ctx.live((f) => { if (runChanged(f)) { clearTimeout(pending); pending = setTimeout(() => load(false), 100); } });
+  const soon = throttle(() => load(false));
+  ctx.live((f) => { if (runChanged(f)) soon(); });
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(false); });
   ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'runs-h' },
     h('h2', { id: 'runs-h' }, 'Runs'),
@@ -112,13 +124,12 @@ export function runView(ctx) {
       listBlock('Queued steers', v.steers, (s) => s),
       h('details', { class: 'sub' }, h('summary', {}, 'Record and full view (JSON)'), h('pre', { class: 'json' }, json(v))));
   }
-  let pending = null;
+  const soon = throttle(load);
   ctx.live((f) => {
     if (!runChanged(f)) return;
     const d = f.data || {};
     if (d.run_id && d.run_id !== id) return;
-    clearTimeout(pending);
-    pending = setTimeout(load, 100);
+    soon();
   });
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(); });
   ctx.main.append(

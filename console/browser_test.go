@@ -370,4 +370,18 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("clock after Freeze: %+v, %v; want frozen", after, err)
 		}
 	})
+
+	t.Run("narrow", func(t *testing.T) {
+		// Every view fits a narrow window: nothing wider than 420 px (wide
+		// tables scroll inside their box).
+		do(t, ctx, "narrow window", chromedp.EmulateViewport(420, 860))
+		defer do(t, ctx, "wide window", chromedp.EmulateViewport(1280, 800))
+		for _, view := range []string{"runs", "clock", "faults", "journal", "timeline", "scenarios"} {
+			do(t, ctx, "open "+view, chromedp.Navigate(srv.URL()+"/__admin/ui/#/"+view), chromedp.WaitVisible(css(`main h2`)))
+			time.Sleep(200 * time.Millisecond) // the view's first answers
+			if w := eval[float64](t, ctx, `document.documentElement.scrollWidth`); w > 420 {
+				t.Errorf("%s at 420 px is %v px wide", view, w)
+			}
+		}
+	})
 }

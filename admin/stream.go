@@ -65,8 +65,9 @@ func (h *Hub) Change(c gateway.Change) {
 	case "run.event":
 		o.str("run_id", c.RunID)
 		data := bytes.TrimSpace(bytes.TrimPrefix(c.Frame, []byte("data: ")))
-		if json.Valid(data) {
-			o.rawBytes("event", data)
+		var compact bytes.Buffer
+		if json.Compact(&compact, data) == nil {
+			o.rawBytes("event", compact.Bytes())
 		} else {
 			o.str("event", string(data)) // a non-finite float echoed in Python form (wire.md §3.1)
 		}

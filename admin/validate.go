@@ -40,26 +40,7 @@ func (op *operation) validate(q url.Values, body runs.Value, hasBody bool) *runs
 		return nil
 	}
 	value := plain(body)
-	err := op.body.VisitJSON(value, visitOpts...)
-	if err == nil {
-		return nil
-	}
-	var unknown, pinned []string
-	for _, se := range schemaErrors(err) {
-		path := fieldPath(value, se.JSONPointer())
-		if name, ok := unsupported(se); ok {
-			unknown = append(unknown, join(path, name))
-			continue
-		}
-		if se.Schema == nil {
-			continue
-		}
-		if msg, ok := se.Schema.Extensions["x-error"].(string); ok {
-			pinned = append(pinned, msg)
-		} else if msg, ok := se.Schema.Extensions["x-error-value"].(string); ok && ofType(se.Schema, se.Value) {
-			pinned = append(pinned, msg)
-		}
-	}
+	unknown, pinned, _ := findings(op.body, value, value, nil)
 	// An unknown field wins (H6); then a finding whose schema pins its
 	// message. Anything else is the handler's to refuse, in the pinned order.
 	if len(unknown) > 0 {
@@ -68,6 +49,59 @@ func (op *operation) validate(q url.Values, body runs.Value, hasBody bool) *runs
 	}
 	if len(pinned) > 0 {
 		return runs.Admin(400, pinned[0])
+	}
+	return nil
+}
+
+// findings validates value against schema and sorts the findings: the field
+// paths of unknown fields, the pinned messages, and how many others there
+// are. root is the whole body and base the pointer of value in it. kin-openapi
+// reports a value that matches no branch of an anyOf/oneOf as one finding;
+// when one branch fails only for unknown fields, those are reported.
+func findings(schema *openapi3.Schema, value, root any, base []string) (unknown, pinned []string, others int) {
+	err := schema.VisitJSON(value, visitOpts...)
+	if err == nil {
+		return nil, nil, 0
+	}
+	for _, se := range schemaErrors(err) {
+		ptr := append(slices.Clip(base), se.JSONPointer()...)
+		if name, ok := unsupported(se); ok {
+			unknown = append(unknown, join(fieldPath(root, ptr), name))
+			continue
+		}
+		if se.Schema == nil {
+			others++
+			continue
+		}
+		if msg, ok := se.Schema.Extensions["x-error"].(string); ok {
+			pinned = append(pinned, msg)
+			continue
+		}
+		if msg, ok := se.Schema.Extensions["x-error-value"].(string); ok && ofType(se.Schema, se.Value) {
+			pinned = append(pinned, msg)
+			continue
+		}
+		if branches := append(slices.Clip(se.Schema.AnyOf), se.Schema.OneOf...); len(branches) > 0 && (se.SchemaField == "anyOf" || se.SchemaField == "oneOf") {
+			if u := branchUnknown(branches, se.Value, root, ptr); len(u) > 0 {
+				unknown = append(unknown, u...)
+				continue
+			}
+		}
+		others++
+	}
+	return unknown, pinned, others
+}
+
+// branchUnknown returns the unknown fields of the first branch that reports
+// any: only an object branch can, so the value is the object it describes.
+func branchUnknown(branches openapi3.SchemaRefs, value, root any, ptr []string) []string {
+	for _, b := range branches {
+		if b.Value == nil {
+			continue
+		}
+		if u, _, _ := findings(b.Value, value, root, ptr); len(u) > 0 {
+			return u
+		}
 	}
 	return nil
 }

@@ -390,7 +390,7 @@ type CheckoutResultStatus string
 
 // CheckpointCreated defines model for CheckpointCreated.
 type CheckpointCreated struct {
-	At      float32 `json:"at"`
+	At      float64 `json:"at"`
 	Branch  string  `json:"branch"`
 	Id      string  `json:"id"`
 	Parent  *string `json:"parent"`
@@ -399,7 +399,7 @@ type CheckpointCreated struct {
 
 // CheckpointRef defines model for CheckpointRef.
 type CheckpointRef struct {
-	At     float32 `json:"at"`
+	At     float64 `json:"at"`
 	Branch string  `json:"branch"`
 	Id     string  `json:"id"`
 	Parent *string `json:"parent"`
@@ -425,10 +425,10 @@ type ClockState struct {
 	Frozen bool `json:"frozen"`
 
 	// Now Epoch milliseconds.
-	Now float32 `json:"now"`
+	Now float64 `json:"now"`
 
 	// OffsetMs Live clock = wall clock + offsetMs.
-	OffsetMs float32 `json:"offsetMs"`
+	OffsetMs float64 `json:"offsetMs"`
 }
 
 // CountFilter Every given field must match; absent fields match everything.
@@ -525,12 +525,12 @@ type FaultRuleInput struct {
 	// Body Any JSON value, null included.
 	Body      *AnyValue          `json:"body,omitempty"`
 	Count     *int               `json:"count,omitempty"`
-	DelayMs   *float32           `json:"delayMs,omitempty"`
+	DelayMs   *float64           `json:"delayMs,omitempty"`
 	Drop      *bool              `json:"drop,omitempty"`
 	Effect    *string            `json:"effect,omitempty"`
 	Headers   *map[string]string `json:"headers,omitempty"`
 	Id        *string            `json:"id,omitempty"`
-	LatencyMs *float32           `json:"latencyMs,omitempty"`
+	LatencyMs *float64           `json:"latencyMs,omitempty"`
 	Method    *string            `json:"method,omitempty"`
 	Namespace *string            `json:"namespace,omitempty"`
 
@@ -541,7 +541,7 @@ type FaultRuleInput struct {
 	Params     *OpenObject `json:"params,omitempty"`
 	PathPrefix *string     `json:"pathPrefix,omitempty"`
 	Preset     *string     `json:"preset,omitempty"`
-	Rate       *float32    `json:"rate,omitempty"`
+	Rate       *float64    `json:"rate,omitempty"`
 	Status     *int        `json:"status,omitempty"`
 }
 
@@ -554,7 +554,7 @@ type Health struct {
 	Namespaces int           `json:"namespaces"`
 	Service    HealthService `json:"service"`
 	Status     HealthStatus  `json:"status"`
-	UptimeMs   float32       `json:"uptimeMs"`
+	UptimeMs   float64       `json:"uptimeMs"`
 }
 
 // HealthService defines model for Health.Service.
@@ -592,7 +592,7 @@ type JournalEntry struct {
 	Adopted    *bool   `json:"adopted,omitempty"`
 	At         string  `json:"at"`
 	Checkpoint *string `json:"checkpoint,omitempty"`
-	DurationMs float32 `json:"durationMs"`
+	DurationMs float64 `json:"durationMs"`
 	FaultId    *string `json:"faultId,omitempty"`
 	Ids        *struct {
 		RunId *string `json:"runId,omitempty"`
@@ -638,7 +638,7 @@ type Metrics struct {
 	ByOperation     map[string]int `json:"byOperation"`
 	Faults          int            `json:"faults"`
 	Requests        int            `json:"requests"`
-	TotalDurationMs float32        `json:"totalDurationMs"`
+	TotalDurationMs float64        `json:"totalDurationMs"`
 	Unmatched       []struct {
 		Count  int    `json:"count"`
 		Method string `json:"method"`
@@ -726,7 +726,7 @@ type RunStatus string
 // RunSummary defines model for RunSummary.
 type RunSummary struct {
 	// CreatedAt Record seconds (as the run record's created_at).
-	CreatedAt float32 `json:"created_at"`
+	CreatedAt float64 `json:"created_at"`
 
 	// Keyed Submitted with an Idempotency-Key (a reservation holds it).
 	Keyed            bool                `json:"keyed"`
@@ -737,7 +737,7 @@ type RunSummary struct {
 	RunId            string              `json:"run_id"`
 	Status           RunStatus           `json:"status"`
 	Transport        RunSummaryTransport `json:"transport"`
-	UpdatedAt        float32             `json:"updated_at"`
+	UpdatedAt        float64             `json:"updated_at"`
 }
 
 // RunSummaryTransport defines model for RunSummary.Transport.
@@ -748,7 +748,7 @@ type RunView struct {
 	Approvals []OpenObject `json:"approvals"`
 
 	// CreatedAt Record seconds (as the run record's created_at).
-	CreatedAt       float32 `json:"created_at"`
+	CreatedAt       float64 `json:"created_at"`
 	EventsBuffered  int     `json:"events_buffered"`
 	EventsDelivered int     `json:"events_delivered"`
 
@@ -770,7 +770,7 @@ type RunView struct {
 	Steers     []string                `json:"steers"`
 	Subscriber bool                    `json:"subscriber"`
 	Transport  RunViewTransport        `json:"transport"`
-	UpdatedAt  float32                 `json:"updated_at"`
+	UpdatedAt  float64                 `json:"updated_at"`
 }
 
 // RunViewTransport defines model for RunView.Transport.

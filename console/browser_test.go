@@ -138,8 +138,9 @@ func submit(action string) chromedp.Action[chromedp.Void] {
 // shot saves a screenshot of the viewport to docs/console/<name>.png.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	// No toast (it fades on a timer), at the top of the page.
-	eval[bool](t, ctx, `document.getElementById('toast').classList.remove('show'), window.scrollTo(0, 0), true`)
+	// No toast (it fades on a timer), no focus (a blinking caret), at the top
+	// of the page: the same picture every run.
+	eval[bool](t, ctx, `document.getElementById('toast').classList.remove('show'), document.activeElement.blur(), window.scrollTo(0, 0), true`)
 	time.Sleep(300 * time.Millisecond) // the toast's fade and the last render
 	c, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()

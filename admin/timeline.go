@@ -88,7 +88,10 @@ func (a *Admin) checkout(c *call) (reply, *runs.Error) {
 }
 
 func (a *Admin) snapshot(c *call) (reply, *runs.Error) {
-	id, records := a.d.GW.Snapshot(c.ns)
+	id, records, err := a.d.GW.Snapshot(c.ns)
+	if err != nil {
+		return reply{}, err
+	}
 	return reply{201, newObj().str("id", id).str("namespace", c.ns).num("records", float64(records)).bytes()}, nil
 }
 

@@ -84,6 +84,8 @@ type Options struct {
 	SSESubscribeWait  time.Duration // wait before a missing transport answers 404; 0 = 1s
 	JournalSize       int           // entries kept per namespace; 0 = 1000, negative = journal off
 	MaxCheckpoints    int           // checkpoints kept per namespace; 0 = 1000
+	MaxNamespaces     int           // namespaces that may exist (hardening H3); 0 = 10000
+	SSEBufferBytes    int           // frames held for one SSE stream (hardening H5); 0 = 8 MiB
 
 	// ClockStart, when non-zero, sets the controlled clock (epoch ms) at start;
 	// FreezeClock freezes it there (or at the wall clock when ClockStart is 0).
@@ -108,7 +110,7 @@ type Options struct {
 // use. Close it when done.
 type Server struct {
 	opts          Options
-	db            *storage.DB
+	db            storage.Store
 	gw            *gateway.Gateway
 	echo          *echo.Echo
 	admin         *admin.Admin
@@ -168,12 +170,17 @@ func New(opts Options) (*Server, error) {
 			unlock()
 		}
 	}()
-	db, err := storage.Open(opts.DBPath)
-	if err != nil {
-		return nil, err
+	var db storage.Store = storage.NewMemory()
+	if opts.DBPath != "" {
+		file, err := storage.Open(opts.DBPath)
+		if err != nil {
+			return nil, err
+		}
+		db = file
 	}
 	gw, err := gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
+		MaxNamespaces: opts.MaxNamespaces, SSEBufferBytes: opts.SSEBufferBytes, Logger: log,
 		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) }})
 	if err != nil {
 		db.Close()

@@ -2,22 +2,24 @@ package gateway
 
 import (
 	"context"
-	"runtime"
 	"sync"
-	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
-// flusher writes durable batches to storage in the order they were committed,
-// many at a time in one SQLite transaction (group commit). State changes are
-// made in memory under the gateway lock; the request then waits, without the
-// lock, until everything committed before its answer is durable — so no client
-// is acknowledged (202, replay, stop…) before what it saw is on disk, while
-// concurrent requests share one write.
+// flusher writes durable batches to the store in the order they were
+// committed. With a file (--db) one goroutine writes whatever has gathered in
+// one SQLite transaction (group commit): state changes are made in memory under
+// the gateway lock, and the request then waits, without the lock, until
+// everything committed before its answer is durable — so no client is
+// acknowledged before what it saw is on disk. In memory (storage.Memory) a
+// batch is applied as it is enqueued.
+//
+// Invariants: done ≤ enq; pending holds the batches done+1 … enq (file only).
 type flusher struct {
-	db       *storage.DB
+	store    storage.Store
+	inline   bool // memory: apply in enqueue
 	mu       sync.Mutex
 	cond     *sync.Cond
 	pending  []storage.Batch
@@ -28,9 +30,7 @@ type flusher struct {
 	closed   bool
 	finished bool // run has returned: nothing more will be written
 	stopped  chan struct{}
-	onFail   func(error)   // may be nil
-	gather   time.Duration // wait this long for more batches before writing (gatherInMemory)
-	writes   int           // transactions written, for tests
+	onFail   func(error) // may be nil
 }
 
 type failure struct {
@@ -38,20 +38,14 @@ type failure struct {
 	err error
 }
 
-// gatherInMemory is how long the flusher of a private database lets batches
-// gather before it writes them. Nobody waits for that store, and a SQLite
-// transaction costs about as much as 40 reservation rows: written as they
-// came (~4 batches a transaction under a keyed load) the mirror took ~30% of
-// the CPU; gathered for 2 ms, ~30 batches share one.
-const gatherInMemory = 2 * time.Millisecond
-
-func newFlusher(db *storage.DB, onFail func(error)) *flusher {
-	f := &flusher{db: db, stopped: make(chan struct{}), onFail: onFail}
-	if db.Path() == "" {
-		f.gather = gatherInMemory
-	}
+func newFlusher(store storage.Store, onFail func(error)) *flusher {
+	f := &flusher{store: store, inline: store.Path() == "", stopped: make(chan struct{}), onFail: onFail}
 	f.cond = sync.NewCond(&f.mu)
-	go f.run()
+	if f.inline {
+		close(f.stopped)
+	} else {
+		go f.run()
+	}
 	return f
 }
 
@@ -60,21 +54,29 @@ func newFlusher(db *storage.DB, onFail func(error)) *flusher {
 func (f *flusher) enqueue(b storage.Batch) uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.pending = append(f.pending, b)
 	f.enq++
+	if f.inline {
+		if err := f.store.Apply(context.Background(), b); err != nil {
+			f.fail(f.enq, err)
+		}
+		f.done = f.enq
+		return f.enq
+	}
+	f.pending = append(f.pending, b)
 	f.cond.Broadcast()
 	return f.enq
 }
 
-// maxBehind is how many batches may wait to be written before requests that
-// need not wait for them (in memory) wait all the same.
-const maxBehind = 4096
-
-// behind reports whether more than maxBehind batches wait to be written.
-func (f *flusher) behind() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.enq-f.done > maxBehind
+// fail records the failure of batch seq; callers hold f.mu.
+func (f *flusher) fail(seq uint64, err error) {
+	f.failed = append(f.failed, failure{seq, err})
+	if n := len(f.failed); n > 1024 {
+		f.failed = f.failed[n-1024:]
+	}
+	f.repair = true
+	if f.onFail != nil {
+		f.onFail(err)
+	}
 }
 
 // last is the sequence number of the newest batch.
@@ -128,61 +130,25 @@ func (f *flusher) run() {
 			f.mu.Unlock()
 			return
 		}
-		switch {
-		case f.closed:
-		case f.gather == 0:
-			// Requests wait for this write (--db): yield once, so that
-			// those already running enqueue their batches into it. Under a
-			// keyed load that doubles the batches a transaction (~2.5 → ~5)
-			// and takes ~5–10% of the server's CPU per submission off.
-			f.mu.Unlock()
-			runtime.Gosched()
-			f.mu.Lock()
-		case f.enq-f.done <= maxBehind/2:
-			f.mu.Unlock()
-			time.Sleep(f.gather)
-			f.mu.Lock()
-		}
 		group, from, to := f.pending, f.done+1, f.enq
 		f.pending = nil
-		f.writes++
 		f.mu.Unlock()
-		renderPlain(group)
 		var failed []failure
-		if err := f.db.Apply(context.Background(), group...); err != nil {
+		if err := f.store.Apply(context.Background(), group...); err != nil {
 			// Retry one by one, so that a failure belongs to the batch
 			// that caused it and the others still get written.
 			for i, b := range group {
-				if err := f.db.Apply(context.Background(), b); err != nil {
+				if err := f.store.Apply(context.Background(), b); err != nil {
 					failed = append(failed, failure{from + uint64(i), err})
-					if f.onFail != nil {
-						f.onFail(err)
-					}
 				}
 			}
 		}
 		f.mu.Lock()
-		if len(failed) > 0 {
-			f.failed = append(f.failed, failed...)
-			if n := len(f.failed); n > 1024 {
-				f.failed = f.failed[n-1024:]
-			}
-			f.repair = true
+		for _, fl := range failed {
+			f.fail(fl.seq, fl.err)
 		}
 		f.done = to
 		f.cond.Broadcast()
-	}
-}
-
-// renderPlain fills the records that Reservation.row left to render: the
-// batches are the flusher's alone once enqueued.
-func renderPlain(group []storage.Batch) {
-	for i := range group {
-		for j := range group[i].Upsert {
-			if r := &group[i].Upsert[j]; r.Record == nil {
-				r.Record = plainRecord(r.RunID, r.UpdatedAt)
-			}
-		}
 	}
 }
 
@@ -190,6 +156,9 @@ func renderPlain(group []storage.Batch) {
 func (f *flusher) close() {
 	f.mu.Lock()
 	f.closed = true
+	if f.inline {
+		f.finished = true
+	}
 	f.cond.Broadcast()
 	f.mu.Unlock()
 	<-f.stopped

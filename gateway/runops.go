@@ -47,9 +47,14 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 	var a Admission
 	cp, err := g.update(t, func(x *tx) *runs.Error {
 		scope := x.scope()
+		if !x.st.hasSweep {
+			// The first admission of a namespace creates it (hardening H3);
+			// the sweep tick of its intake was not kept, so it is taken here.
+			x.sweepTick()
+		}
 		if key != "" {
 			x.prune()
-			if r, ok := x.st.res.get(x.g.cat, scope, key); ok {
+			if r, ok := x.st.getRes(scope, key); ok {
 				if r.Fingerprint != fingerprint {
 					return runs.ErrKeyConflict
 				}
@@ -66,30 +71,16 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		}
 		x.st.runCounter++
 		x.dirty = true
-		storageNS, n := x.storageNS(), x.st.runCounter
-		id := runs.RunID(storageNS, n)
+		id := runs.RunID(x.storageNS(), x.st.runCounter)
 		now := x.now()
-		var rec *runs.Obj
-		record := func() *runs.Obj {
-			if rec == nil {
-				rec = runs.NewRecord(id, now, sub)
-			}
-			return rec
-		}
+		rec := runs.NewRecord(id, now, sub)
 		owner := Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
-		nsI, _ := x.g.cat.admitted(storageNS, n)
-		x.st.admitRun(x.g.cat, id, nsI, n, now, sub.Plain(), owner, record)
+		x.putRun(id, &Cached{Record: encode(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
 		if key != "" {
-			r := &Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, N: n, Owner: owner,
-				Status: runs.Queued, UpdatedAt: now}
-			if !sub.Plain() {
-				r.Record = encode(runs.SortedCopy(runs.ObjectValue(record())).Obj)
-				x.putRes(r)
-			} else {
-				x.admitRes(r, nsI)
-			}
+			x.putRes(&Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, N: x.st.runCounter,
+				Owner: owner, Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), Status: runs.Queued, UpdatedAt: now})
 		}
-		x.openTransport(id, nsI, n, now)
+		x.openTransport(id, now)
 		x.accept = true
 		a = Admission{RunID: id, Status: "started"}
 		return nil

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"cmp"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/benbjohnson/immutable"
@@ -20,19 +22,18 @@ type Owner struct {
 }
 
 // Cached is one run in the cache layer. Record is the vendor JSON rendering of
-// the run record in its current key order; Status and UpdatedAt are kept beside
-// it so retention and capacity never parse records.
+// the run record in its current key order; Status, CreatedAt and UpdatedAt are
+// kept beside it so retention, capacity and listings never parse records.
 type Cached struct {
 	Record    []byte
 	Status    string
+	CreatedAt float64
 	UpdatedAt float64
 	Owner     Owner
 }
 
-// Reservation is the durable row of a keyed submission (runs-api §7).
-// Record is the durable copy of the run record, keys sorted at every level;
-// nil while it is the admission record of a plain run (queued, default session
-// and model, UpdatedAt its creation time), which durable renders.
+// Reservation is the durable row of a keyed submission (runs-api §7). Record
+// is the durable copy of the run record, keys sorted at every level.
 type Reservation struct {
 	Scope, Key  string
 	Fingerprint string
@@ -44,22 +45,7 @@ type Reservation struct {
 	UpdatedAt   float64
 }
 
-// durable is the durable record copy.
-func (r *Reservation) durable() []byte {
-	if r.Record != nil {
-		return r.Record
-	}
-	return plainRecord(r.RunID, r.UpdatedAt)
-}
-
-// plainRecord is the durable copy of the admission record of a plain run.
-func plainRecord(id string, at float64) []byte {
-	return runs.AppendPlainRecord(make([]byte, 0, 240), id, at, true)
-}
-
-// row is r as the store keeps it in namespace ns. The record of a plain
-// reservation is left nil: the flusher renders it (renderPlain), off the
-// gateway lock.
+// row is r as the store keeps it in namespace ns.
 func (r *Reservation) row(ns string) storage.Reservation {
 	return storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint,
 		RunID: r.RunID, RunN: r.N, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local,
@@ -86,11 +72,18 @@ func (agedComparer) Compare(a, b aged) int {
 // State is one namespace's state on one branch (controls §8.8, "restored").
 // It is a value: copying it is an O(1) snapshot because every collection is a
 // persistent map. Never change a map in place; every mutator returns a new map.
+//
+// Invariants (check): sweepable holds exactly the cached runs that are
+// completed, failed or cancelled, by UpdatedAt; prunable exactly the terminal
+// reservations, by UpdatedAt; byRun lists, for every run id, the keys of the
+// reservations of that id ordered by N; live counts the unfinished local
+// runs; nApprovals and nSteers count the queued entries.
 type State struct {
-	runs      runTable
-	res       resTable
-	approvals *immutable.Map[string, []*runs.Obj] // run id → pending approval events (FIFO)
-	steers    *immutable.Map[string, []string]    // run id → queued steer texts
+	runs      *immutable.Map[string, *Cached]      // run id → cached run
+	res       *immutable.Map[string, *Reservation] // resKey(scope, key) → reservation
+	byRun     *immutable.Map[string, []string]     // run id → resKeys of its reservations, by N
+	approvals *immutable.Map[string, []*runs.Obj]  // run id → pending approval events (FIFO)
+	steers    *immutable.Map[string, []string]     // run id → queued steer texts
 
 	sweepable *immutable.SortedMap[aged, struct{}] // cached completed/failed/cancelled runs by updated_at
 	prunable  *immutable.SortedMap[aged, struct{}] // terminal reservations by durable updatedAt
@@ -108,8 +101,9 @@ type State struct {
 
 func newState() State {
 	return State{
-		runs:      newRunTable(),
-		res:       newResTable(),
+		runs:      immutable.NewMap[string, *Cached](nil),
+		res:       immutable.NewMap[string, *Reservation](nil),
+		byRun:     immutable.NewMap[string, []string](nil),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
 		steers:    immutable.NewMap[string, []string](nil),
 		sweepable: immutable.NewSortedMap[aged, struct{}](agedComparer{}),
@@ -117,9 +111,10 @@ func newState() State {
 	}
 }
 
-// Records is the number of state rows a checkpoint captures (controls §8.1).
+// Records is the number of state rows a checkpoint captures (controls §8.1):
+// a run and its owner count two.
 func (s *State) Records() int {
-	n := 2*s.runs.len + s.res.len + s.nApprovals + s.nSteers
+	n := 2*s.runs.Len() + s.res.Len() + s.nApprovals + s.nSteers
 	if s.scopeProfile != "" {
 		n++
 	}
@@ -138,25 +133,12 @@ func isSweepable(status string) bool {
 	return status == runs.Completed || status == runs.Failed || status == runs.Cancelled
 }
 
-func (s *State) putRun(cat *catalog, id string, c *Cached) {
-	old, _ := s.runs.get(cat, id)
+func (s *State) getRun(id string) (*Cached, bool) { return s.runs.Get(id) }
+
+func (s *State) putRun(id string, c *Cached) {
+	old, _ := s.runs.Get(id)
 	s.unindexRun(id, old)
-	s.runs.put(cat, id, c)
-	s.indexRun(id, c)
-}
-
-// admitRun stores the n-th run, admitted (queued) at at; nsI is the catalog
-// index of its storage namespace (0: none). plain tells that its record has
-// the default session and model; record builds it when it must be rendered.
-func (s *State) admitRun(cat *catalog, id string, nsI uint32, n int64, at float64, plain bool, owner Owner, record func() *runs.Obj) {
-	if s.runs.admit(cat, id, nsI, n, at, owner, plain) {
-		s.indexRun(id, &Cached{Status: runs.Queued, UpdatedAt: at, Owner: owner})
-		return
-	}
-	s.putRun(cat, id, &Cached{Record: encode(record()), Status: runs.Queued, UpdatedAt: at, Owner: owner})
-}
-
-func (s *State) indexRun(id string, c *Cached) {
+	s.runs = s.runs.Set(id, c)
 	if isLive(c) {
 		s.live++
 	}
@@ -165,13 +147,13 @@ func (s *State) indexRun(id string, c *Cached) {
 	}
 }
 
-func (s *State) delRun(cat *catalog, id string) {
-	old, ok := s.runs.get(cat, id)
+func (s *State) delRun(id string) {
+	old, ok := s.runs.Get(id)
 	if !ok {
 		return
 	}
 	s.unindexRun(id, old)
-	s.runs.del(cat, id)
+	s.runs = s.runs.Delete(id)
 }
 
 func (s *State) unindexRun(id string, old *Cached) {
@@ -186,26 +168,50 @@ func (s *State) unindexRun(id string, old *Cached) {
 	}
 }
 
-func (s *State) putRes(cat *catalog, r *Reservation) {
-	k := resKey(r.Scope, r.Key)
-	if old, ok := s.res.get(cat, r.Scope, r.Key); ok && runs.IsTerminal(old.Status) {
-		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
+func (s *State) getRes(scope, key string) (*Reservation, bool) { return s.res.Get(resKey(scope, key)) }
+
+// resOfRun returns the reservation of run id: of two runs sharing the id
+// (runs-api §12.1), the newer one's.
+func (s *State) resOfRun(id string) (*Reservation, bool) {
+	ks, ok := s.byRun.Get(id)
+	if !ok {
+		return nil, false
 	}
-	s.res.put(cat, r)
+	return s.res.Get(ks[len(ks)-1])
+}
+
+// putRes stores r, replacing the reservation of its (scope, key).
+func (s *State) putRes(r *Reservation) {
+	k := resKey(r.Scope, r.Key)
+	s.delRes(r.Scope, r.Key)
+	ks, _ := s.byRun.Get(r.RunID)
+	i, _ := slices.BinarySearchFunc(ks, r.N, func(k string, n int64) int {
+		o, _ := s.res.Get(k)
+		return cmp.Compare(o.N, n)
+	})
+	s.byRun = s.byRun.Set(r.RunID, slices.Insert(slices.Clone(ks), i, k))
+	s.res = s.res.Set(k, r)
 	if runs.IsTerminal(r.Status) {
 		s.prunable = s.prunable.Set(aged{r.UpdatedAt, k}, struct{}{})
 	}
 }
 
-func (s *State) delRes(cat *catalog, scope, key string) {
-	old, ok := s.res.get(cat, scope, key)
+func (s *State) delRes(scope, key string) {
+	k := resKey(scope, key)
+	old, ok := s.res.Get(k)
 	if !ok {
 		return
 	}
 	if runs.IsTerminal(old.Status) {
-		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, resKey(scope, key)})
+		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
 	}
-	s.res.del(cat, scope, key)
+	s.res = s.res.Delete(k)
+	ks, _ := s.byRun.Get(old.RunID)
+	if ks = slices.DeleteFunc(slices.Clone(ks), func(s string) bool { return s == k }); len(ks) == 0 {
+		s.byRun = s.byRun.Delete(old.RunID)
+	} else {
+		s.byRun = s.byRun.Set(old.RunID, ks)
+	}
 }
 
 func (s *State) setApprovals(id string, q []*runs.Obj) {
@@ -226,4 +232,86 @@ func (s *State) setSteers(id string, q []string) {
 		return
 	}
 	s.steers = s.steers.Set(id, q)
+}
+
+// eachRes calls f with every reservation.
+func (s *State) eachRes(f func(r *Reservation)) {
+	it := s.res.Iterator()
+	for !it.Done() {
+		_, r, _ := it.Next()
+		f(r)
+	}
+}
+
+// check verifies the invariants of State (see its comment); the model tests
+// call it after every step. It walks everything: tests only.
+func (s *State) check() error {
+	live, sweepable := 0, 0
+	for it := s.runs.Iterator(); !it.Done(); {
+		id, c, _ := it.Next()
+		if isLive(c) {
+			live++
+		}
+		if isSweepable(c.Status) {
+			sweepable++
+			if _, ok := s.sweepable.Get(aged{c.UpdatedAt, id}); !ok {
+				return fmt.Errorf("run %s (%s) is not in sweepable", id, c.Status)
+			}
+		}
+	}
+	if live != s.live || sweepable != s.sweepable.Len() {
+		return fmt.Errorf("live %d (counted %d), sweepable %d (counted %d)", s.live, live, s.sweepable.Len(), sweepable)
+	}
+	prunable, keys := 0, 0
+	for it := s.res.Iterator(); !it.Done(); {
+		k, r, _ := it.Next()
+		if k != resKey(r.Scope, r.Key) {
+			return fmt.Errorf("reservation under %q is (%q, %q)", k, r.Scope, r.Key)
+		}
+		if runs.IsTerminal(r.Status) {
+			prunable++
+			if _, ok := s.prunable.Get(aged{r.UpdatedAt, k}); !ok {
+				return fmt.Errorf("reservation %q (%s) is not in prunable", k, r.Status)
+			}
+		}
+		if ks, _ := s.byRun.Get(r.RunID); !slices.Contains(ks, k) {
+			return fmt.Errorf("reservation %q is not listed under its run %s", k, r.RunID)
+		}
+	}
+	if prunable != s.prunable.Len() {
+		return fmt.Errorf("prunable %d, counted %d", s.prunable.Len(), prunable)
+	}
+	for it := s.byRun.Iterator(); !it.Done(); {
+		id, ks, _ := it.Next()
+		keys += len(ks)
+		for i, k := range ks {
+			r, ok := s.res.Get(k)
+			if !ok || r.RunID != id {
+				return fmt.Errorf("byRun[%s] lists %q, not a reservation of it", id, k)
+			}
+			if prev, _ := s.res.Get(ks[max(i-1, 0)]); i > 0 && prev.N > r.N {
+				return fmt.Errorf("byRun[%s] is not ordered by N", id)
+			}
+		}
+	}
+	if keys != s.res.Len() {
+		return fmt.Errorf("byRun lists %d keys for %d reservations", keys, s.res.Len())
+	}
+	n := 0
+	for it := s.approvals.Iterator(); !it.Done(); {
+		_, q, _ := it.Next()
+		n += len(q)
+	}
+	if n != s.nApprovals {
+		return fmt.Errorf("nApprovals %d, counted %d", s.nApprovals, n)
+	}
+	n = 0
+	for it := s.steers.Iterator(); !it.Done(); {
+		_, q, _ := it.Next()
+		n += len(q)
+	}
+	if n != s.nSteers {
+		return fmt.Errorf("nSteers %d, counted %d", s.nSteers, n)
+	}
+	return nil
 }

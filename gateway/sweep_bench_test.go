@@ -13,11 +13,7 @@ import (
 // queued runs admitted in namespace "bench", and their ids.
 func benchGateway(b *testing.B, n int) (*gateway.Gateway, []string) {
 	b.Helper()
-	db, err := storage.Open("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := storage.NewMemory()
 	g, err := gateway.New(db, gateway.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -67,7 +63,7 @@ func BenchmarkSweep(b *testing.B) {
 			if _, cerr := g.SetClockJSON([]byte(`{"advance":"2h"}`)); cerr != nil {
 				b.Fatal(cerr)
 			}
-			snap, _ := g.Snapshot("bench")
+			snap, _, _ := g.Snapshot("bench")
 			for b.Loop() {
 				b.StopTimer()
 				if rerr := g.RestoreSnapshot("bench", snap); rerr != nil {

@@ -71,8 +71,8 @@ func TestOpenFileReopen(t *testing.T) {
 	if got := pragma[int](t, db, "cache_size"); got != -cacheKiB {
 		t.Errorf("cache_size = %d, want %d (KiB)", got, -cacheKiB)
 	}
-	if got := pragma[int](t, db, "user_version"); got != 3 {
-		t.Errorf("user_version = %d, want 3", got)
+	if got := pragma[int](t, db, "user_version"); got != 4 {
+		t.Errorf("user_version = %d, want 4", got)
 	}
 	if got := pragma[int](t, db, "application_id"); got != applicationID {
 		t.Errorf("application_id = %#x, want %#x", got, applicationID)
@@ -258,7 +258,7 @@ func TestOpenRefusesOtherDatabases(t *testing.T) {
 		msg     string // the error text must contain this
 	}{
 		{foreign, true, "storage: migrate: not a hermes-emulator database: a non-empty database without the hermes-emulator mark (file " + foreign + ")"},
-		{newer, false, "storage: migrate: database schema version 99 is newer than this build (3) (file " + newer + ")"},
+		{newer, false, "storage: migrate: database schema version 99 is newer than this build (4) (file " + newer + ")"},
 		{text, false, "file is not a database"},
 	}
 	for _, tt := range tests {

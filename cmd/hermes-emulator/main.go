@@ -45,7 +45,6 @@ func main() {
 	// The binary serves no profiles: without the heap profiler's sampling the
 	// runtime never builds its ~1.4 MB stack-bucket table.
 	runtime.MemProfileRate = 0
-	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -161,6 +160,8 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	fs.DurationVar(&o.SSESubscribeWait, "sse-subscribe-wait", e.getDur("SSE_SUBSCRIBE_WAIT", time.Second), "wait before a missing stream answers 404 [SSE_SUBSCRIBE_WAIT]")
 	fs.IntVar(&c.journal, "journal-size", e.getInt("JOURNAL_SIZE", 1000), "journal entries kept per namespace, 0 disables [JOURNAL_SIZE]")
 	fs.IntVar(&o.MaxCheckpoints, "max-checkpoints", e.getInt("MAX_CHECKPOINTS", 1000), "checkpoints kept per namespace timeline [MAX_CHECKPOINTS]")
+	fs.IntVar(&o.MaxNamespaces, "max-namespaces", e.getInt("MAX_NAMESPACES", 10000), "namespaces that may exist; one more answers 429 [MAX_NAMESPACES]")
+	fs.IntVar(&o.SSEBufferBytes, "sse-buffer-bytes", e.getInt("SSE_BUFFER_BYTES", 8<<20), "frames held for an SSE subscriber that does not read; past it the stream closes [SSE_BUFFER_BYTES]")
 	fs.StringVar(&c.logFormat, "log", env("LOG", "pretty"), "log format: pretty, json or off [LOG]")
 	fs.BoolVar(&o.LogRequests, "log-requests", e.getBool("LOG_REQUESTS"), "log one line per vendor request [LOG_REQUESTS]")
 	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [NO_RESPONSE_VALIDATION]")

@@ -111,3 +111,35 @@ func benchMutation(b *testing.B, g *Gateway, ns, id string) func(i int) {
 		}
 	}
 }
+
+// BenchmarkKeylessWithSnapshots is hardening H7: a keyless submission (intake,
+// admission and its accepted checkpoint) with 0 and 1000 snapshots pinning
+// old checkpoints of the namespace, at the default --max-checkpoints. The two
+// ns/op must stay within 2× of each other.
+func BenchmarkKeylessWithSnapshots(b *testing.B) {
+	for _, snaps := range []int{0, 1000} {
+		b.Run("snapshots="+strconv.Itoa(snaps), func(b *testing.B) {
+			g, err := New(storage.NewMemory(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { g.Close() })
+			for range snaps {
+				if _, _, err := g.Snapshot("bench"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sub := &runs.Submission{}
+			ok := func() *runs.Error { return nil }
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := g.Intake(Main("bench"), ok); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := g.Admit(Main("bench"), "", "", sub); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

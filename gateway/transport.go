@@ -19,14 +19,15 @@ type bkey struct{ ns, branch string }
 // transport is one run's SSE transport. Invariant: bytes is the sum of the
 // lengths of frames.
 type transport struct {
-	created  float64
-	frames   [][]byte
-	bytes    int  // buffered frame bytes (bounded by Options.SSEBufferBytes)
-	ended    bool // the run became terminal: ": stream closed" after the frames
-	aborted  bool // destroyed under a subscriber (reset, restart, checkout, overflow): end at once
-	orphaned bool // destroyed because another subscriber left: keepalives only
-	subs     int
-	wake     chan struct{} // made by the first subscriber
+	created   float64
+	frames    [][]byte
+	bytes     int  // buffered frame bytes (bounded by Options.SSEBufferBytes)
+	delivered int  // frames taken by subscribers
+	ended     bool // the run became terminal: ": stream closed" after the frames
+	aborted   bool // destroyed under a subscriber (reset, restart, checkout, overflow): end at once
+	orphaned  bool // destroyed because another subscriber left: keepalives only
+	subs      int
+	wake      chan struct{} // made by the first subscriber
 }
 
 func (t *transport) signal() {
@@ -209,6 +210,7 @@ func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]byte, Ne
 			t.frames[0] = nil
 			t.frames = t.frames[1:]
 			t.bytes -= len(f)
+			t.delivered++
 			s.g.mu.Unlock()
 			return f, Frame
 		case !t.orphaned && t.ended:

@@ -1,0 +1,169 @@
+package gateway
+
+import (
+	"cmp"
+	"encoding/base64"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// The control plane's read views of a namespace's main branch. They read
+// under the lock, create nothing (hardening H3) and see every scope.
+
+// RunSummary is one run as the control plane lists it.
+type RunSummary struct {
+	ID, Status             string
+	CreatedAt, UpdatedAt   float64 // record seconds
+	Keyed                  bool
+	OwnerLocal, OwnerAlive bool
+	PendingApprovals       int
+	QueuedSteers           int
+	Transport              string // "none" | "buffering" | "subscribed" | "closed"
+}
+
+// RunView is one run's full view.
+type RunView struct {
+	RunSummary
+	Record                          []byte   // vendor JSON of the record
+	ReservationKeys                 []string // idempotency keys that reserve it
+	Approvals                       [][]byte // pending approval entries (JSON)
+	Steers                          []string // queued steer texts
+	EventsBuffered, EventsDelivered int
+	Subscriber                      bool
+}
+
+// DefaultRunsLimit is the page size of Runs when limit ≤ 0.
+const DefaultRunsLimit = 100
+
+// Runs lists namespace ns's runs on main, newest first; status "" = all. cursor is opaque ("" = first page).
+// A run is listed from the cache when it is there, else from its reservation.
+func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunSummary, next string, err *runs.Error) {
+	after, ok := parseCursor(cursor)
+	if !ok {
+		return nil, "", runs.Admin(400, "invalid cursor")
+	}
+	if limit <= 0 {
+		limit = DefaultRunsLimit
+	}
+	g.mu.Lock()
+	all := g.summaries(ns)
+	g.mu.Unlock()
+	slices.SortFunc(all, func(a, b RunSummary) int {
+		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(b.ID, a.ID))
+	})
+	for _, s := range all {
+		if (status != "" && s.Status != status) || (cursor != "" && !before(s, after)) {
+			continue
+		}
+		if len(page) == limit {
+			return page, makeCursor(page[len(page)-1]), nil
+		}
+		page = append(page, s)
+	}
+	return page, "", nil
+}
+
+// before reports whether s comes after the cursor's run in the listing.
+func before(s, c RunSummary) bool {
+	return s.CreatedAt < c.CreatedAt || s.CreatedAt == c.CreatedAt && s.ID < c.ID
+}
+
+func makeCursor(s RunSummary) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatFloat(s.CreatedAt, 'g', -1, 64) + "/" + s.ID))
+}
+
+func parseCursor(c string) (RunSummary, bool) {
+	if c == "" {
+		return RunSummary{}, true
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	at, id, found := strings.Cut(string(b), "/")
+	if err != nil || !found {
+		return RunSummary{}, false
+	}
+	f, err := strconv.ParseFloat(at, 64)
+	return RunSummary{ID: id, CreatedAt: f}, err == nil
+}
+
+// summaries lists every run of ns's main branch, unsorted. Callers hold g.mu.
+func (g *Gateway) summaries(ns string) []RunSummary {
+	space := g.spaces[ns]
+	if space == nil {
+		return nil
+	}
+	st := &space.branches["main"].st
+	out := make([]RunSummary, 0, st.runs.Len())
+	for it := st.runs.Iterator(); !it.Done(); {
+		id, c, _ := it.Next()
+		out = append(out, g.summary(ns, st, id, c))
+	}
+	for it := st.byRun.Iterator(); !it.Done(); {
+		id, _, _ := it.Next()
+		if _, cached := st.getRun(id); !cached {
+			r, _ := st.resOfRun(id)
+			out = append(out, g.summary(ns, st, id, cachedOf(r)))
+		}
+	}
+	return out
+}
+
+// cachedOf is the run as its reservation r gives it (not hydrated).
+func cachedOf(r *Reservation) *Cached {
+	return &Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(decode(r.Record)), UpdatedAt: r.UpdatedAt, Owner: r.Owner}
+}
+
+func (g *Gateway) summary(ns string, st *State, id string, c *Cached) RunSummary {
+	approvals, _ := st.approvals.Get(id)
+	steers, _ := st.steers.Get(id)
+	s := RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
+		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: len(approvals), QueuedSteers: len(steers),
+		Transport: "none"}
+	switch t := g.transport(tkey{ns, "main", id}); {
+	case t == nil:
+	case t.ended:
+		s.Transport = "closed"
+	case t.subs > 0:
+		s.Transport = "subscribed"
+	default:
+		s.Transport = "buffering"
+	}
+	return s
+}
+
+// RunView returns one run of ns's main branch; 404 run_not_found envelope when absent.
+func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	space := g.spaces[ns]
+	if space == nil {
+		return RunView{}, runs.RunNotFound(id)
+	}
+	st := &space.branches["main"].st
+	c, ok := st.getRun(id)
+	if !ok {
+		r, ok := st.resOfRun(id)
+		if !ok {
+			return RunView{}, runs.RunNotFound(id)
+		}
+		c = cachedOf(r)
+	}
+	v := RunView{RunSummary: g.summary(ns, st, id, c), Record: c.Record}
+	keys, _ := st.byRun.Get(id)
+	for _, k := range keys {
+		r, _ := st.res.Get(k)
+		v.ReservationKeys = append(v.ReservationKeys, r.Key)
+	}
+	approvals, _ := st.approvals.Get(id)
+	for _, a := range approvals {
+		v.Approvals = append(v.Approvals, runs.MarshalValue(runs.ObjectValue(a)))
+	}
+	steers, _ := st.steers.Get(id)
+	v.Steers = slices.Clone(steers)
+	if t := g.transport(tkey{ns, "main", id}); t != nil {
+		v.EventsBuffered, v.EventsDelivered, v.Subscriber = len(t.frames), t.delivered, t.subs > 0
+	}
+	return v, nil
+}

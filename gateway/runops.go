@@ -28,8 +28,8 @@ func (g *Gateway) Draining(t Target) bool {
 // sweep tick, which happens only when those passed.
 func (g *Gateway) Intake(t Target, checks func() *runs.Error) *runs.Error {
 	_, err := g.update(t, func(x *tx) *runs.Error {
-		if x.st.draining {
-			return runs.ErrDraining
+		if d := runs.Decide(runs.AdmissionFacts{Draining: x.st.draining}); d == runs.Draining {
+			return d.Err(0)
 		}
 		if err := checks(); err != nil {
 			return err
@@ -52,22 +52,24 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 			// the sweep tick of its intake was not kept, so it is taken here.
 			x.sweepTick()
 		}
+		var r *Reservation
 		if key != "" {
 			x.prune()
-			if r, ok := x.st.getRes(scope, key); ok {
-				if r.Fingerprint != fingerprint {
-					return runs.ErrKeyConflict
-				}
-				status := r.Status
-				if c, ok := x.hydrate(r.RunID, scope); ok {
-					status = c.Status
-				}
-				a = Admission{RunID: r.RunID, Status: status, Replayed: true}
-				return nil
-			}
+			r, _ = x.st.getRes(scope, key)
 		}
-		if max := x.g.opts.MaxConcurrentRuns; max > 0 && x.st.live >= max {
-			return runs.Throttle(max)
+		// The drain flag was Intake's step (runs-api §6.1 step 2).
+		d := runs.Decide(runs.AdmissionFacts{Reserved: r != nil, SameFingerprint: r != nil && r.Fingerprint == fingerprint,
+			Live: x.st.live, Max: x.g.opts.MaxConcurrentRuns})
+		switch d {
+		case runs.Replay:
+			status := r.Status
+			if c, ok := x.hydrate(r.RunID, scope); ok {
+				status = c.Status
+			}
+			a = Admission{RunID: r.RunID, Status: status, Replayed: true}
+			return nil
+		case runs.Conflict, runs.AtCapacity:
+			return d.Err(x.g.opts.MaxConcurrentRuns)
 		}
 		x.st.runCounter++
 		x.dirty = true

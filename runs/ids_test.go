@@ -204,4 +204,3 @@ func TestIDsAllocations(t *testing.T) {
 		t.Errorf("FNV1a32 allocates %v times, want 0", n)
 	}
 }
-

@@ -154,4 +154,3 @@ func TestShouldPersist(t *testing.T) {
 		}
 	}
 }
-

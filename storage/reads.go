@@ -12,7 +12,7 @@ import (
 // and the clock; a reservation is read when first asked for.
 
 const (
-	sqlReservationCols = `namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at`
+	sqlReservationCols  = `namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at`
 	sqlReservationByKey = `SELECT ` + sqlReservationCols + ` FROM reservations
 		WHERE namespace = ? AND scope = ? AND idem_key = ?`
 	sqlReservationByRun = `SELECT ` + sqlReservationCols + ` FROM reservations

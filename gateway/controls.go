@@ -163,6 +163,7 @@ func (g *Gateway) Restart(ns string, alive bool) (Restarted, *runs.Error) {
 
 func (x *tx) restart(alive bool) Restarted {
 	var out Restarted
+	x.st.flatten()
 	for it := x.st.runs.Iterator(); !it.Done(); {
 		id, _, _ := it.Next()
 		if _, ok := x.st.resOfRun(id); !ok {
@@ -171,7 +172,7 @@ func (x *tx) restart(alive bool) Restarted {
 	}
 	// Rewrite every reservation's owner; storage gets one UPDATE, not a row each.
 	fresh := newState()
-	fresh.byRun, fresh.prunable = x.st.byRun, x.st.prunable
+	fresh.byRun, fresh.prunable, fresh.nRes = x.st.byRun, x.st.prunable, x.st.nRes
 	x.st.eachRes(func(r *Reservation) {
 		nr := *r
 		nr.Owner.Local, nr.Owner.Alive = false, alive

@@ -41,6 +41,9 @@
 //	             --db a request waits until its batches are written.
 //	durable.go   start-up load (a stale restart of every stored namespace),
 //	             rewriting a namespace's durable copy, Close.
+//	disk.go      with --db, the reservations the file held at start-up, read
+//	             on demand. Invariant: a key not yet read has, in the store,
+//	             its start-up row (every key is read before it is written).
 //	change.go    Change and the queue that hands them to Options.OnChange
 //	             outside the lock, in commit order.
 //	view.go      the control plane's read views (Runs, RunView).

@@ -10,10 +10,10 @@ import (
 
 func bg() context.Context { return context.Background() }
 
-// load reads what the store holds and performs a stale restart of every
-// namespace found (runs-api §10.4): reservations come back with owners
-// local:false, alive:false; counters and scope continue; the sweep schedule
-// starts at now + 60 s; the clock state is restored.
+// load reads the namespace rows and the clock and performs a stale restart of
+// every namespace found (runs-api §10.4): reservations come back, when first
+// read, with owners local:false, alive:false; counters and scope continue;
+// the sweep schedule starts at now + 60 s; the clock state is restored.
 func (g *Gateway) load() error {
 	spaces, clock, err := g.db.LoadMeta(bg())
 	if err != nil {
@@ -24,23 +24,19 @@ func (g *Gateway) load() error {
 	}
 	now := g.nowS()
 	for _, m := range spaces {
-		if err := g.db.Apply(bg(), storage.Batch{Namespace: m.Name, SetOwners: &storage.OwnerUpdate{}}); err != nil {
+		// The stale restart (runs-api §10.4) makes every stored owner
+		// local:false, alive:false: the rows are read that way (diskRow), so
+		// nothing is rewritten here, and none is read until asked for.
+		count, err := g.db.CountReservations(bg(), m.Name)
+		if err != nil {
 			return fmt.Errorf("gateway: load: %w", err)
 		}
 		st := newState()
 		st.runCounter, st.approvalCounter = m.RunCounter, m.ApprovalCounter
 		st.scopeProfile, st.scopeIdentity = m.ScopeProfile, m.ScopeIdentity
 		st.nextSweep, st.hasSweep = now+runs.SweepTick, true
-		rows, err := g.db.Reservations(bg(), m.Name)
-		if err != nil {
-			return fmt.Errorf("gateway: load: %w", err)
-		}
-		for _, r := range rows {
-			res, err := reservationOf(r)
-			if err != nil {
-				return err
-			}
-			st.putRes(res)
+		if count > 0 {
+			st.disk, st.nRes = newDiskRows(g.db, m.Name), count
 		}
 		ns := newNamespace(m.Name)
 		ns.branches["main"].st = st

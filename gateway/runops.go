@@ -55,7 +55,10 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		var r *Reservation
 		if key != "" {
 			x.prune()
-			r, _ = x.st.getRes(scope, key)
+			if r, _ = x.st.getRes(scope, key); r != nil && expiredRes(r, x.now()) {
+				x.delRes(scope, key) // a start-up row prune did not see (disk.go)
+				r = nil
+			}
 		}
 		// The drain flag was Intake's step (runs-api §6.1 step 2).
 		d := runs.Decide(runs.AdmissionFacts{Reserved: r != nil, SameFingerprint: r != nil && r.Fingerprint == fingerprint,

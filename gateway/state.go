@@ -77,7 +77,8 @@ func (agedComparer) Compare(a, b aged) int {
 // completed, failed or cancelled, by UpdatedAt; prunable exactly the terminal
 // reservations, by UpdatedAt; byRun lists, for every run id, the keys of the
 // reservations of that id ordered by N; live counts the unfinished local
-// runs; nApprovals and nSteers count the queued entries.
+// runs; nApprovals and nSteers count the queued entries; without disk, nRes
+// is the number of reservations in res.
 type State struct {
 	runs      *immutable.Map[string, *Cached]      // run id → cached run
 	res       *immutable.Map[string, *Reservation] // resKey(scope, key) → reservation
@@ -97,6 +98,12 @@ type State struct {
 	live       int // unfinished runs with a local owner (capacity, runs-api §14.1)
 	nApprovals int
 	nSteers    int
+	nRes       int // reservations seen: in res, and on disk unless masked
+
+	// disk, when set, holds the reservations the store had at start-up
+	// (disk.go); masked are the keys of those this State changed or removed.
+	disk   *diskRows
+	masked *immutable.Map[string, struct{}]
 }
 
 func newState() State {
@@ -114,7 +121,7 @@ func newState() State {
 // Records is the number of state rows a checkpoint captures (controls §8.1):
 // a run and its owner count two.
 func (s *State) Records() int {
-	n := 2*s.runs.Len() + s.res.Len() + s.nApprovals + s.nSteers
+	n := 2*s.runs.Len() + s.nRes + s.nApprovals + s.nSteers
 	if s.scopeProfile != "" {
 		n++
 	}
@@ -168,22 +175,44 @@ func (s *State) unindexRun(id string, old *Cached) {
 	}
 }
 
-func (s *State) getRes(scope, key string) (*Reservation, bool) { return s.res.Get(resKey(scope, key)) }
+// getRes returns the reservation of (scope, key).
+func (s *State) getRes(scope, key string) (*Reservation, bool) {
+	k := resKey(scope, key)
+	if r, ok := s.res.Get(k); ok {
+		return r, true
+	}
+	if s.disk != nil && !s.isMasked(k) {
+		if r := s.disk.get(scope, key); r != nil {
+			return r, true
+		}
+	}
+	return nil, false
+}
 
 // resOfRun returns the reservation of run id: of two runs sharing the id
 // (runs-api §12.1), the newer one's.
 func (s *State) resOfRun(id string) (*Reservation, bool) {
-	ks, ok := s.byRun.Get(id)
-	if !ok {
-		return nil, false
+	var best *Reservation
+	if ks, ok := s.byRun.Get(id); ok {
+		best, _ = s.res.Get(ks[len(ks)-1])
 	}
-	return s.res.Get(ks[len(ks)-1])
+	if s.disk != nil {
+		if r := s.diskOfRun(id); r != nil && (best == nil || r.N > best.N) {
+			best = r
+		}
+	}
+	return best, best != nil
 }
 
 // putRes stores r, replacing the reservation of its (scope, key).
 func (s *State) putRes(r *Reservation) {
-	k := resKey(r.Scope, r.Key)
 	s.delRes(r.Scope, r.Key)
+	s.addRes(resKey(r.Scope, r.Key), r)
+	s.nRes++
+}
+
+// addRes puts r under k into the maps and indexes; k holds nothing.
+func (s *State) addRes(k string, r *Reservation) {
 	ks, _ := s.byRun.Get(r.RunID)
 	i, _ := slices.BinarySearchFunc(ks, r.N, func(k string, n int64) int {
 		o, _ := s.res.Get(k)
@@ -196,12 +225,24 @@ func (s *State) putRes(r *Reservation) {
 	}
 }
 
+// delRes removes the reservation of (scope, key), if any.
 func (s *State) delRes(scope, key string) {
 	k := resKey(scope, key)
+	if s.disk != nil && !s.isMasked(k) {
+		// The start-up row is read before its key is first written (disk.go).
+		if s.disk.get(scope, key) != nil {
+			s.nRes--
+		}
+		if s.masked == nil {
+			s.masked = immutable.NewMap[string, struct{}](nil)
+		}
+		s.masked = s.masked.Set(k, struct{}{})
+	}
 	old, ok := s.res.Get(k)
 	if !ok {
 		return
 	}
+	s.nRes--
 	if runs.IsTerminal(old.Status) {
 		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
 	}
@@ -234,8 +275,9 @@ func (s *State) setSteers(id string, q []string) {
 	s.steers = s.steers.Set(id, q)
 }
 
-// eachRes calls f with every reservation.
+// eachRes calls f with every reservation; s is flattened first (disk.go).
 func (s *State) eachRes(f func(r *Reservation)) {
+	s.flatten()
 	it := s.res.Iterator()
 	for !it.Done() {
 		_, r, _ := it.Next()
@@ -277,6 +319,9 @@ func (s *State) check() error {
 		if ks, _ := s.byRun.Get(r.RunID); !slices.Contains(ks, k) {
 			return fmt.Errorf("reservation %q is not listed under its run %s", k, r.RunID)
 		}
+	}
+	if s.disk == nil && s.nRes != s.res.Len() {
+		return fmt.Errorf("nRes %d, %d reservations", s.nRes, s.res.Len())
 	}
 	if prunable != s.prunable.Len() {
 		return fmt.Errorf("prunable %d, counted %d", s.prunable.Len(), prunable)

@@ -58,11 +58,17 @@ func storeContract(t *testing.T, s Store) {
 	if _, ok, err := s.Reservation(ctx, "b", "s", "k1"); err != nil || ok {
 		t.Fatalf("another namespace's key: %v %v", ok, err)
 	}
-	if r, ok, err := s.ReservationOfRun(ctx, "a", "run_1"); err != nil || !ok || r.Key != "k1" || r.RunN != 5 {
-		t.Fatalf("ReservationOfRun (the greater counter) = %+v %v %v", r, ok, err)
+	if rs, err := s.ReservationsOfRun(ctx, "a", "run_1"); err != nil || len(rs) != 2 || rs[0].Key != "k1" || rs[0].RunN != 5 || rs[1].RunN != 1 {
+		t.Fatalf("ReservationsOfRun (the greater counter first) = %+v %v", rs, err)
 	}
-	if _, ok, err := s.ReservationOfRun(ctx, "a", "run_9"); err != nil || ok {
-		t.Fatalf("ReservationOfRun of nothing: %v %v", ok, err)
+	if rs, err := s.ReservationsOfRun(ctx, "a", "run_9"); err != nil || len(rs) != 0 {
+		t.Fatalf("ReservationsOfRun of nothing: %v %v", rs, err)
+	}
+	if n, err := s.CountReservations(ctx, "a"); err != nil || n != 3 {
+		t.Fatalf("CountReservations = %d %v", n, err)
+	}
+	if n, err := s.CountReservations(ctx, "zz"); err != nil || n != 0 {
+		t.Fatalf("CountReservations of nothing = %d %v", n, err)
 	}
 	keys := func(ns string) (out []string) {
 		rs, err := s.Reservations(ctx, ns)

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -20,9 +21,11 @@ type Store interface {
 	LoadMeta(ctx context.Context) ([]Namespace, *Clock, error)
 	// Reservation reads the reservation of (scope, key) in namespace ns.
 	Reservation(ctx context.Context, ns, scope, key string) (Reservation, bool, error)
-	// ReservationOfRun reads the reservation of run id in namespace ns: of
-	// two runs sharing the id, the one with the greater counter.
-	ReservationOfRun(ctx context.Context, ns, id string) (Reservation, bool, error)
+	// ReservationsOfRun reads the reservations of run id in namespace ns
+	// (run ids repeat, runs-api §12.1), the greatest counter first.
+	ReservationsOfRun(ctx context.Context, ns, id string) ([]Reservation, error)
+	// CountReservations is the number of reservations of namespace ns.
+	CountReservations(ctx context.Context, ns string) (int, error)
 	// Reservations reads every reservation of namespace ns, sorted by
 	// (scope, key).
 	Reservations(ctx context.Context, ns string) ([]Reservation, error)
@@ -151,21 +154,31 @@ func (m *Memory) Reservation(_ context.Context, ns, scope, key string) (Reservat
 	return Reservation{}, false, nil
 }
 
-// ReservationOfRun implements Store (a scan: Memory serves tests and the
+// ReservationsOfRun implements Store (a scan: Memory serves tests and the
 // contract; the gateway keeps its own index).
-func (m *Memory) ReservationOfRun(_ context.Context, ns, id string) (Reservation, bool, error) {
+func (m *Memory) ReservationsOfRun(_ context.Context, ns, id string) ([]Reservation, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out Reservation
-	found := false
+	var out []Reservation
 	if sp := m.spaces[ns]; sp != nil {
 		for _, r := range sp.res {
-			if r.RunID == id && (!found || r.RunN > out.RunN) {
-				out, found = r, true
+			if r.RunID == id {
+				out = append(out, r)
 			}
 		}
 	}
-	return out, found, nil
+	slices.SortFunc(out, func(a, b Reservation) int { return cmp.Compare(b.RunN, a.RunN) })
+	return out, nil
+}
+
+// CountReservations implements Store.
+func (m *Memory) CountReservations(_ context.Context, ns string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sp := m.spaces[ns]; sp != nil {
+		return len(sp.res), nil
+	}
+	return 0, nil
 }
 
 // Reservations implements Store.

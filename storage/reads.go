@@ -15,9 +15,10 @@ const (
 	sqlReservationCols  = `namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at`
 	sqlReservationByKey = `SELECT ` + sqlReservationCols + ` FROM reservations
 		WHERE namespace = ? AND scope = ? AND idem_key = ?`
-	sqlReservationByRun = `SELECT ` + sqlReservationCols + ` FROM reservations
-		WHERE namespace = ? AND run_id = ? ORDER BY run_n DESC LIMIT 1`
-	sqlReservationsOf = `SELECT ` + sqlReservationCols + ` FROM reservations
+	sqlReservationsByRun = `SELECT ` + sqlReservationCols + ` FROM reservations
+		WHERE namespace = ? AND run_id = ? ORDER BY run_n DESC`
+	sqlCountReservations = `SELECT count(*) FROM reservations WHERE namespace = ?`
+	sqlReservationsOf    = `SELECT ` + sqlReservationCols + ` FROM reservations
 		WHERE namespace = ? ORDER BY scope, idem_key`
 )
 
@@ -66,15 +67,29 @@ func (db *DB) Reservation(ctx context.Context, ns, scope, key string) (Reservati
 	return db.one(ctx, sqlReservationByKey, ns, scope, key)
 }
 
-// ReservationOfRun implements Store.
-func (db *DB) ReservationOfRun(ctx context.Context, ns, id string) (Reservation, bool, error) {
-	return db.one(ctx, sqlReservationByRun, ns, id)
+// ReservationsOfRun implements Store.
+func (db *DB) ReservationsOfRun(ctx context.Context, ns, id string) ([]Reservation, error) {
+	return db.many(ctx, sqlReservationsByRun, ns, id)
+}
+
+// CountReservations implements Store.
+func (db *DB) CountReservations(ctx context.Context, ns string) (int, error) {
+	var n int
+	if err := db.x.GetContext(ctx, &n, sqlCountReservations, ns); err != nil {
+		return 0, translate("count reservations", err)
+	}
+	return n, nil
 }
 
 // Reservations implements Store.
 func (db *DB) Reservations(ctx context.Context, ns string) ([]Reservation, error) {
+	return db.many(ctx, sqlReservationsOf, ns)
+}
+
+// many reads reservation rows.
+func (db *DB) many(ctx context.Context, query string, args ...any) ([]Reservation, error) {
 	var rows []reservationRow
-	if err := db.x.SelectContext(ctx, &rows, sqlReservationsOf, ns); err != nil {
+	if err := db.x.SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, translate("read reservations", err)
 	}
 	out := make([]Reservation, len(rows))

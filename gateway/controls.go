@@ -229,7 +229,7 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 		}
 		// The namespace stays created (controls §4.1), holding nothing but
 		// its name: state, branches, timeline and transports are released.
-		g.q.enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
+		g.q.Enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
 		for b := range space.branches {
 			g.destroyTransports(name, b, true)
 		}

@@ -63,7 +63,7 @@ func (g *Gateway) rewriteDurable(ns string, st State) {
 	b := storage.Batch{Namespace: ns, Clear: true, Meta: &storage.Namespace{Name: ns, RunCounter: st.runCounter,
 		ApprovalCounter: st.approvalCounter, ScopeProfile: st.scopeProfile, ScopeIdentity: st.scopeIdentity}}
 	st.eachRes(func(r *Reservation) { b.Upsert = append(b.Upsert, r.row(ns)) })
-	g.q.enqueue(b)
+	g.q.Enqueue(b)
 	if space := g.spaces[ns]; space != nil {
 		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter
 	}
@@ -79,7 +79,7 @@ func (g *Gateway) Close() error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.q.close()
+	g.q.Close()
 	for name, space := range g.spaces {
 		st := space.branches["main"].st
 		if st.runCounter == space.durRuns && st.approvalCounter == space.durApprovals {

@@ -50,8 +50,8 @@ type Gateway struct {
 	started  float64               // wall ms at start
 
 	transports transportSet
-	q          *flusher      // durable batches, written in order by one goroutine
-	down       chan struct{} // closed by Shutdown: every stream ends
+	q          *storage.Writer // durable batches, written in order
+	down       chan struct{}   // closed by Shutdown: every stream ends
 	downOnce   sync.Once
 	snaps      map[string]snapshot
 	snapSeq    int
@@ -129,7 +129,7 @@ func New(db storage.Store, opts Options) (*Gateway, error) {
 	if opts.OnChange != nil {
 		g.changes = newChangeQueue(opts.OnChange)
 	}
-	g.q = newFlusher(db, opts.OnStorageError)
+	g.q = storage.NewWriter(db, opts.OnStorageError)
 	return g, nil
 }
 
@@ -188,7 +188,7 @@ func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 func (g *Gateway) saveClock() {
 	// The clock is durable with --db (runs-api §10.4), written in order with
 	// the other durable changes.
-	g.q.enqueue(storage.Batch{Clock: &storage.Clock{Frozen: g.clock.Frozen, FrozenMs: g.clock.FrozenMs, OffsetMs: g.clock.OffsetMs}})
+	g.q.Enqueue(storage.Batch{Clock: &storage.Clock{Frozen: g.clock.Frozen, FrozenMs: g.clock.FrozenMs, OffsetMs: g.clock.OffsetMs}})
 	g.changed(Change{Kind: "clock"})
 }
 
@@ -256,7 +256,7 @@ func (g *Gateway) register(ns *namespace) *runs.Error {
 		return runs.Admin(429, "too many namespaces (max "+strconv.Itoa(g.opts.MaxNamespaces)+")")
 	}
 	g.spaces[ns.name] = ns
-	g.q.enqueue(storage.Batch{Namespace: ns.name, Meta: &storage.Namespace{Name: ns.name}})
+	g.q.Enqueue(storage.Batch{Namespace: ns.name, Meta: &storage.Namespace{Name: ns.name}})
 	return nil
 }
 

@@ -174,7 +174,7 @@ func TestCounterBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g.q.wait(0, g.q.last())
+	g.q.Wait(0, g.q.Last())
 	spaces, _ := loadAll(t, db)
 	if len(spaces) != 1 || spaces[0].RunCounter != 1+counterBlock {
 		t.Fatalf("while running: %+v", spaces)
@@ -227,7 +227,7 @@ func TestFlushFailureAndRepair(t *testing.T) {
 	if _, err := g.Admit(Main("default"), "", "", sub); err != nil {
 		t.Fatalf("the next request got the earlier failure: %v", err)
 	}
-	g.q.wait(0, g.q.last())
+	g.q.Wait(0, g.q.Last())
 	spaces, res := loadAll(t, db)
 	if len(res) != 1 || res[0].Key != "k" || spaces[0].RunCounter < 2 {
 		t.Fatalf("store not repaired: %+v %+v", spaces, res)
@@ -337,7 +337,7 @@ func TestPlainReservationRecordIsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.q.wait(0, g.q.last())
+	g.q.Wait(0, g.q.Last())
 	_, res := loadAll(t, db)
 	if len(res) != 1 {
 		t.Fatalf("load: %+v", res)

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"container/heap"
-	"fmt"
 	"sort"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -342,37 +341,4 @@ func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Er
 	view := c.st
 	target.view = &view
 	return target, nil
-}
-
-// check verifies the timeline's invariants (see timeline); tests call it.
-func (t *timeline) check() error {
-	heads := map[string]int{}
-	for b, id := range t.heads {
-		c := t.cps[id]
-		if c == nil || c.gone {
-			return fmt.Errorf("head of %s (%s) is not retained", b, id)
-		}
-		heads[id]++
-	}
-	inFree := map[*checkpoint]bool{}
-	for _, c := range t.free {
-		inFree[c] = true
-	}
-	n := 0
-	for _, c := range t.order {
-		if c.gone {
-			continue
-		}
-		n++
-		if t.cps[c.id] != c || c.heads != heads[c.id] || c.pins < 0 {
-			return fmt.Errorf("checkpoint %s: retained %v, heads %d (counted %d), pins %d", c.id, t.cps[c.id] == c, c.heads, heads[c.id], c.pins)
-		}
-		if !c.protected() && !inFree[c] {
-			return fmt.Errorf("unprotected checkpoint %s is not in free", c.id)
-		}
-	}
-	if n != len(t.cps) {
-		return fmt.Errorf("order lists %d retained checkpoints, cps holds %d", n, len(t.cps))
-	}
-	return nil
 }

@@ -94,8 +94,8 @@ func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
 	if !g.waits() || seq == before {
 		return err
 	}
-	if werr := g.q.wait(before, seq); werr != nil && err == nil {
-		return werr
+	if werr := g.q.Wait(before, seq); werr != nil && err == nil {
+		return errStorage(werr)
 	}
 	return err
 }
@@ -103,15 +103,15 @@ func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
 func (g *Gateway) lockedRun(fn func() *runs.Error) (before, seq uint64, err *runs.Error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.q.needsRepair() {
+	if g.q.NeedsRepair() {
 		g.repair()
 	}
-	before = g.q.last()
+	before = g.q.Last()
 	defer func() {
 		if p := recover(); p != nil {
 			err = runs.Internal(fmt.Sprintf("internal error: %v", p))
 		}
-		seq = g.q.last()
+		seq = g.q.Last()
 	}()
 	return before, 0, fn()
 }
@@ -180,7 +180,7 @@ func (g *Gateway) commit(x *tx) {
 				ScopeProfile: x.st.scopeProfile, ScopeIdentity: x.st.scopeIdentity}
 		}
 		if x.batch.Clear || x.batch.Meta != nil || len(x.batch.Upsert) > 0 || len(x.batch.Delete) > 0 || x.batch.SetOwners != nil {
-			g.q.enqueue(x.batch)
+			g.q.Enqueue(x.batch)
 			x.ns.durRuns, x.ns.durApprovals = runs, approvals
 		}
 	}

@@ -93,8 +93,7 @@ func (m *Memory) apply(b *Batch) {
 		}
 	}
 	for _, r := range b.Upsert {
-		r.Namespace = b.Namespace
-		r.Record = slices.Clone(r.Record)
+		r.Namespace = b.Namespace // the record is shared: callers never change one they gave
 		sp.res[ReservationKey{r.Scope, r.Key}] = r
 	}
 	if o := b.SetOwners; o != nil && sp != nil {

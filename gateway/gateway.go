@@ -249,14 +249,19 @@ func (g *Gateway) create(name string) (*namespace, *runs.Error) {
 
 // register makes ns, from space, a created namespace (a no-op when it is one).
 func (g *Gateway) register(ns *namespace) *runs.Error {
-	if g.spaces[ns.name] == ns {
-		return nil
-	}
-	if len(g.spaces) >= g.opts.MaxNamespaces {
-		return runs.Admin(429, "too many namespaces (max "+strconv.Itoa(g.opts.MaxNamespaces)+")")
+	if err := g.roomFor(ns); err != nil || g.spaces[ns.name] == ns {
+		return err
 	}
 	g.spaces[ns.name] = ns
 	g.q.Enqueue(storage.Batch{Namespace: ns.name, Meta: &storage.Namespace{Name: ns.name}})
+	return nil
+}
+
+// roomFor answers 429 when ns is not created and --max-namespaces are.
+func (g *Gateway) roomFor(ns *namespace) *runs.Error {
+	if g.spaces[ns.name] != ns && len(g.spaces) >= g.opts.MaxNamespaces {
+		return runs.Admin(429, "too many namespaces (max "+strconv.Itoa(g.opts.MaxNamespaces)+")")
+	}
 	return nil
 }
 

@@ -303,11 +303,20 @@ func (g *Gateway) Head(ns, branch string) string {
 
 // Select resolves a vendor request's branch and x-mockingbird-at (controls §8.6)
 // into the Target it runs on. mutating is true for POST/PUT/PATCH/DELETE.
-// Errors are 409 admin envelopes, and 429 when a branch or checkout would
-// create a namespace past --max-namespaces.
+// Errors are 409 admin envelopes, and 429 when the request would create a
+// namespace past --max-namespaces.
+//
+// A mutating request on a namespace not yet created, when --max-namespaces
+// exist, is refused here with that 429 (hardening H3), before the operation:
+// it would create the namespace.
 func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Error) {
 	defer g.unlockDurable(g.lock())
 	space := g.space(ns)
+	if mutating {
+		if err := g.roomFor(space); err != nil {
+			return Target{}, err
+		}
+	}
 	t := g.tl(space)
 	var c *checkpoint
 	if at != "" {

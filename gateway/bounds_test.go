@@ -174,3 +174,27 @@ func TestCheckpointRetentionWork(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Reset releases what a snapshot of the namespace held: the snapshot stays,
+// and restores nothing (409 no checkpoint).
+func TestResetReleasesSnapshots(t *testing.T) {
+	g := newBoundGateway(t, Options{})
+	if _, err := g.Admit(Main("a"), "", "", &runs.Submission{}); err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := g.Snapshot("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := g.snaps[id].cp.id
+	if _, err := g.Reset("a", false); err != nil {
+		t.Fatal(err)
+	}
+	if s := g.snaps[id]; s.cp.st.runs != nil || s.tl != nil {
+		t.Fatal("the snapshot still holds the namespace's state")
+	}
+	wantErr(t, "RestoreSnapshot", g.RestoreSnapshot("a", id), runs.Admin(409, "no checkpoint "+cp))
+	if err := g.DeleteSnapshot(id); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -234,6 +234,13 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 			g.destroyTransports(name, b, true)
 		}
 		g.spaces[name] = newNamespace(name)
+		for id, sn := range g.snaps {
+			if sn.tl == space.tl && space.tl != nil {
+				// The snapshot restores nothing now; keep its id, not its state.
+				sn.cp, sn.tl = &checkpoint{id: sn.cp.id, gone: true}, nil
+				g.snaps[id] = sn
+			}
+		}
 	}
 	return names, nil
 }

@@ -8,7 +8,7 @@ import (
 
 // Snapshots (controls §8.7): process-wide aliases pinning main checkpoints.
 // A snapshot holds its checkpoint and the timeline it belongs to: a reset
-// discards that timeline, and the snapshot then restores nothing.
+// discards that timeline, leaving the snapshot a stub that restores nothing.
 type snapshot struct {
 	ns string
 	tl *timeline
@@ -62,7 +62,9 @@ func (g *Gateway) DeleteSnapshot(id string) *runs.Error {
 		return runs.Admin(404, "no snapshot "+id)
 	}
 	delete(g.snaps, id)
-	s.cp.pins--
-	s.tl.release(s.cp)
+	if s.tl != nil { // nil: its namespace was reset
+		s.cp.pins--
+		s.tl.release(s.cp)
+	}
 	return nil
 }

@@ -37,8 +37,9 @@
 //	transport.go SSE transports: a plain map per branch. A transport's buffered
 //	             bytes never pass Options.SSEBufferBytes (H5): past it the
 //	             stream closes with a WARN and later frames are undelivered.
-//	flush.go     the flusher: batches reach the store in commit order; with
-//	             --db a request waits until its batches are written.
+//	flush.go     lock/unlockDurable: a change that writes durable batches
+//	             (through storage.Writer, in commit order) waits for them
+//	             with --db, outside the lock.
 //	durable.go   start-up load (a stale restart of every stored namespace),
 //	             rewriting a namespace's durable copy, Close.
 //	disk.go      with --db, the reservations the file held at start-up, read
@@ -46,5 +47,10 @@
 //	             its start-up row (every key is read before it is written).
 //	change.go    Change and the queue that hands them to Options.OnChange
 //	             outside the lock, in commit order.
-//	view.go      the control plane's read views (Runs, RunView).
+//	view.go      the control plane's read views (Runs, RunView); they read
+//	             main under the lock and create nothing.
+//
+// The invariant checks (State.check, timeline.check) live in check_test.go:
+// they walk everything, and the model tests (state_test.go, disk_test.go,
+// FuzzStateModel) call them after every step.
 package gateway

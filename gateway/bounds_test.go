@@ -131,6 +131,11 @@ func TestSSEBufferBound(t *testing.T) {
 	if _, err := g.Events("default", a.RunID, delta, true); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case <-sub.Aborted(): // a writer blocked on the client gives up
+	default:
+		t.Fatal("Aborted not closed after the bound")
+	}
 	if _, next := sub.Next(ctx, time.Second); next != Aborted {
 		t.Fatalf("after the bound: %v, want Aborted", next)
 	}

@@ -28,6 +28,16 @@ type transport struct {
 	orphaned  bool // destroyed because another subscriber left: keepalives only
 	subs      int
 	wake      chan struct{} // made by the first subscriber
+	dead      chan struct{} // closed when aborted (made by the first subscriber)
+}
+
+// abort destroys t under its subscribers: they end at once.
+func (t *transport) abort() {
+	if !t.aborted && t.dead != nil {
+		close(t.dead)
+	}
+	t.aborted = true
+	t.signal()
 }
 
 func (t *transport) signal() {
@@ -84,9 +94,8 @@ func (g *Gateway) deliver(k tkey, frame []byte) {
 		g.warn("SSE buffer full: stream closed, frames undelivered", "namespace", k.ns, "branch", k.branch,
 			"run_id", k.run, "buffered_bytes", t.bytes, "limit_bytes", g.opts.SSEBufferBytes)
 		g.removeTransport(k, t)
-		t.aborted = true
 		t.frames, t.bytes = nil, 0
-		t.signal()
+		t.abort()
 		return
 	}
 	t.frames = append(t.frames, frame)
@@ -107,8 +116,7 @@ func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
 	delete(g.transports, bk)
 	if abort {
 		for _, t := range m {
-			t.aborted = true
-			t.signal()
+			t.abort()
 		}
 	}
 }
@@ -176,7 +184,7 @@ func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool
 	}
 	tr.subs++
 	if tr.wake == nil {
-		tr.wake = make(chan struct{})
+		tr.wake, tr.dead = make(chan struct{}), make(chan struct{})
 	}
 	g.mu.Unlock()
 	return &Subscription{g: g, key: k, t: tr}, nil
@@ -230,6 +238,11 @@ func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]byte, Ne
 		}
 	}
 }
+
+// Aborted is closed when the transport is destroyed under the subscriber
+// (reset, restart, checkout, a full buffer): a writer blocked on a client
+// that does not read should give up then.
+func (s *Subscription) Aborted() <-chan struct{} { return s.t.dead }
 
 // Close ends the subscription: the transport is destroyed (runs-api §6.4.2
 // step 9); another subscriber still attached receives only keepalives.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -33,6 +34,24 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 		return nil
 	}
 	defer sub.Close()
+	// A client that does not read blocks a write once its socket buffer is
+	// full; when the transport is destroyed under it (its buffer passed
+	// --sse-buffer-bytes, hardening H5; reset, checkout, restart) the write
+	// gives up and the stream closes.
+	// Only a write in progress is cut: a handler between writes sees the
+	// abort from Next and ends cleanly, leaving its connection usable.
+	var writing atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sub.Aborted():
+			if writing.Load() {
+				_ = http.NewResponseController(w).SetWriteDeadline(time.Now())
+			}
+		case <-done:
+		}
+	}()
 	idle := h.Opts.Keepalive
 	if idle <= 0 {
 		idle = 30 * time.Second
@@ -50,9 +69,14 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 		default: // Aborted, Gone
 			return nil
 		}
-		if _, err := w.Write(frame); err != nil {
+		writing.Store(true)
+		_, err := w.Write(frame)
+		if err == nil {
+			w.Flush()
+		}
+		writing.Store(false)
+		if err != nil {
 			return nil
 		}
-		w.Flush()
 	}
 }

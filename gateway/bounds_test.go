@@ -128,6 +128,9 @@ func TestSSEBufferBound(t *testing.T) {
 	if strings.Contains(log.String(), "WARN") {
 		t.Fatalf("warned within the bound: %s", log.String())
 	}
+	if err := g.checkTransports(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := g.Events("default", a.RunID, delta, true); err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +150,9 @@ func TestSSEBufferBound(t *testing.T) {
 	}
 	if _, err := g.Subscribe(ctx, Main("default"), a.RunID, true); err == nil {
 		t.Fatal("the transport outlived its close")
+	}
+	if err := g.checkTransports(); err != nil {
+		t.Fatal(err)
 	}
 }
 

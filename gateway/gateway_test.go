@@ -127,6 +127,9 @@ func TestExpireTransports(t *testing.T) {
 	if g.transport(tkey{"ns", "main", runs.RunID(runs.StorageNS("ns"), 6)}) != nil || g.transport(tkey{"ns", "main", "run_x"}) != nil {
 		t.Error("a transport for a run never admitted")
 	}
+	if err := g.checkTransports(); err != nil {
+		t.Fatal(err)
+	}
 	g.expireTransports("ns", "main", 1000)
 	if m := g.transports[bkey{"ns", "main"}]; len(m) != 1 || m[keys["b"].run] == nil {
 		t.Errorf("after all expired: %v", m)

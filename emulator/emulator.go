@@ -12,7 +12,7 @@
 // the server when the test ends.
 //
 // Two servers in one process never share state: without DBPath each has a
-// private in-memory database. With NoListener there is no socket: serve
+// private in-memory store (no SQLite). With NoListener there is no socket: serve
 // Handler() in-process (httptest.NewRecorder, or your own mux).
 //
 // What a server offers:

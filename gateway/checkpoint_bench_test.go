@@ -60,7 +60,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	}
 }
 
-// benchGateway builds a gateway on a private in-memory database and admits n
+// benchGateway builds a gateway on an in-memory store and admits n
 // runs in namespace "bench"; it returns the first run's id.
 func benchGateway(b *testing.B, n int) (*Gateway, string, string) {
 	b.Helper()

@@ -193,7 +193,7 @@ func TestCounterBlocks(t *testing.T) {
 }
 
 // A failed write answers 500 to the request that made it, not to later ones,
-// and the next transaction rewrites the store from memory (flusher, repair).
+// and the next transaction rewrites the store from memory (storage.Writer, repair).
 func TestFlushFailureAndRepair(t *testing.T) {
 	path := t.TempDir() + "/g.db"
 	db, err := storage.Open(path)

@@ -9,7 +9,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
-// benchGateway returns a gateway on a private in-memory database with n keyless
+// benchGateway returns a gateway on an in-memory store with n keyless
 // queued runs admitted in namespace "bench", and their ids.
 func benchGateway(b *testing.B, n int) (*gateway.Gateway, []string) {
 	b.Helper()

@@ -54,7 +54,7 @@ type emission struct {
 // update runs fn in a transaction on t's state. Whatever fn changed is kept even
 // when it returns an error (a sweep tick or hydration before a failing step
 // stays, controls §11). The change is made in memory at once; its durable part
-// is written by the flusher before update returns, and a storage failure
+// is written by the store writer (with --db before update returns), and a storage failure
 // answers 500 (the change then stays in memory but may be lost by a restart).
 //
 // When fn marks the change accepted (x.accept) or asks for a checkpoint
@@ -117,7 +117,7 @@ func (g *Gateway) lockedRun(fn func() *runs.Error) (before, seq uint64, err *run
 }
 
 // waits tells whether requests wait for their durable batches: with --db they
-// do; in memory the store is written at once (flusher).
+// do; in memory the store is written at once (storage.Writer).
 func (g *Gateway) waits() bool { return g.db.Path() != "" }
 
 // repair rewrites every namespace's durable state and the clock from memory

@@ -39,7 +39,9 @@ type RunView struct {
 const DefaultRunsLimit = 100
 
 // Runs lists namespace ns's runs on main, newest first; status "" = all. cursor is opaque ("" = first page).
-// A run is listed from the cache when it is there, else from its reservation.
+// A run is listed from the cache when it is there, else from its reservation;
+// with --db, a reservation the file held at start-up is listed once it was
+// read (disk.go: start-up reads none).
 func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunSummary, next string, err *runs.Error) {
 	after, ok := parseCursor(cursor)
 	if !ok {

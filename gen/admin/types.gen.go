@@ -861,6 +861,9 @@ type AnyError struct {
 // ServerBusy defines model for ServerBusy.
 type ServerBusy = HermesError
 
+// TooManyNamespaces defines model for TooManyNamespaces.
+type TooManyNamespaces = AdminError
+
 // IndexParams defines parameters for Index.
 type IndexParams struct {
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).

@@ -64,7 +64,7 @@ function load(file) {
   const extensions = new Set();
   const definitions = rewrite(doc.components?.schemas ?? {}, file, extensions);
   const inline = inlineSchemas(doc).map(([where, s]) => [where, rewrite(s, file, extensions)]);
-  const ajv = new Ajv({ strict: true, strictTypes: false, allErrors: true });
+  const ajv = new Ajv({ strict: true, allErrors: true });
   for (const k of [...annotations, ...extensions]) ajv.addKeyword(k);
   for (const f of formats) ajv.addFormat(f, true);
   ajv.addSchema({ $id: file, definitions });

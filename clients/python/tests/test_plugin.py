@@ -46,11 +46,18 @@ def test_lost_response_and_keyed_retry(hermes_emulator):
     assert hermes_emulator.get(f"/v1/runs/{replay['run_id']}")["status"] == "completed"
 
 
-def test_fault_rules_of_a_test_end_with_it(hermes_emulator):
-    # The previous test's preset was consumed; add one that is not, and check the next test is clean.
-    hermes_emulator.control.add_fault({"operationId": "RunGet", "status": 503})
+left_behind = {}
+
+
+def test_state_of_a_test_ends_with_it(hermes_emulator):
+    # The previous test's preset was consumed; add one that is not, and a run; the next test checks.
+    hermes_emulator.control.add_fault({"operationId": "RunGet", "status": 503, "count": 1})
     assert [r["namespace"] for r in hermes_emulator.control.faults()] == [hermes_emulator.namespace]
+    left_behind["run"] = hermes_emulator.post("/v1/runs", {"input": "x"})["run_id"]
+    left_behind["headers"] = hermes_emulator.headers
 
 
-def test_no_rules_left_over(hermes_emulator):
+def test_no_rules_or_runs_left_over(hermes_emulator):
     assert hermes_emulator.control.faults() == []
+    status, _, body = call("GET", f"{hermes_emulator.server_url}/v1/runs/{left_behind['run']}", headers=left_behind["headers"])
+    assert (status, body["error"]["code"]) == (404, "run_not_found")

@@ -76,9 +76,15 @@ def hermes_emulator_server(request: pytest.FixtureRequest) -> Iterator[HermesEmu
 
 @pytest.fixture
 def hermes_emulator(hermes_emulator_server: HermesEmulator, request: pytest.FixtureRequest) -> Iterator[Namespace]:
-    """A fresh namespace of the session's emulator for this test; its fault rules go when the test ends."""
+    """A fresh namespace of the session's emulator for this test.
+
+    When the test ends, the namespace is reset (its runs, keys and timeline go, so a long session holds
+    only the current test's state) and its fault rules are deleted. The emulator keeps at most
+    --max-namespaces (default 10000) namespaces, so one session runs at most that many such tests.
+    """
     ns = Namespace(hermes_emulator_server, namespace_for(request.node.name))
     yield ns
     for rule in ns.control.faults():
         if rule.get("namespace") == ns.namespace:
             ns.control.delete_faults(rule["id"])
+    ns.control.reset()

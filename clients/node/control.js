@@ -125,6 +125,16 @@ export class Control {
     return (await this.request("GET", "/__admin/hermes/drain")).draining;
   }
 
+  /** The namespace's runs, newest first: { runs, next } (query: status, limit, cursor). */
+  runs(query = {}) {
+    return this.request("GET", `/__admin/hermes/runs${queryString(query)}`);
+  }
+
+  /** One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport. */
+  run(runId) {
+    return this.request("GET", this.#run(runId, ""));
+  }
+
   /** Clears the namespace's state (every namespace's with { all: true }); returns the names reset. */
   async reset({ all = false } = {}) {
     return (await this.request("POST", `/__admin/reset${all ? "?all=1" : ""}`)).reset;
@@ -155,10 +165,14 @@ export class Control {
     await this.request("DELETE", `/__admin/faults${id === undefined ? "" : `?id=${encodeURIComponent(id)}`}`);
   }
 
-  /** The request journal of this namespace (controls §7); query as in GET /__admin/requests. */
+  /** One page of this namespace's journal (controls §7): { size, requests, next }. */
   requests(query = {}) {
-    const q = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
-    return this.request("GET", `/__admin/requests${q ? `?${q}` : ""}`);
+    return this.request("GET", `/__admin/requests${queryString(query)}`);
+  }
+
+  /** How many journal entries match filter (method, operationId, pathPrefix, status, namespace). */
+  async count(filter = {}) {
+    return (await this.request("POST", "/__admin/requests/count", filter)).count;
   }
 
   /** Clears this namespace's journal (every namespace's with { all: true }). */
@@ -185,4 +199,14 @@ export class Control {
   checkout(branch, checkpoint) {
     return this.request("POST", `/__admin/branches/${encodeURIComponent(branch)}/checkout`, { checkpoint });
   }
+}
+
+/** "?k=v&…" for the defined entries of query, "" when none. */
+function queryString(query) {
+  const q = new URLSearchParams(
+    Object.entries(query)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  ).toString();
+  return q ? `?${q}` : "";
 }

@@ -1,9 +1,10 @@
 // Types of hermes-emulator (index.js, control.js). The public API's types are generated from
-// openapi.yaml by openapi-typescript into types/openapi.d.ts (`npm run generate`); the control-plane
-// shapes below follow controls.md until the control plane has its own contract (admin.yaml).
+// openapi.yaml, the control plane's from admin.yaml, by openapi-typescript into types/ (`npm run
+// generate`; scripts/check fails when they drift).
 import type { components, operations, paths } from "./types/openapi.js";
+import type { components as AdminComponents, operations as AdminOperations, paths as AdminPaths } from "./types/admin.js";
 
-export type { components, operations, paths };
+export type { components, operations, paths, AdminComponents, AdminOperations, AdminPaths };
 
 /** The run record (runs-api §4), as GET /v1/runs/{run_id} answers it. */
 export type Run = components["schemas"]["Run"];
@@ -79,91 +80,30 @@ export class ControlError extends Error {
   body: string;
 }
 
+/** A schema of the control plane's contract (admin.yaml), generated into types/admin.d.ts. */
+export type AdminSchema<K extends keyof AdminComponents["schemas"]> = AdminComponents["schemas"][K];
 /** The global controlled clock (controls §5). */
-export interface ClockState {
-  /** Epoch milliseconds. */
-  now: number;
-  frozen: boolean;
-  offsetMs: number;
-}
-
+export type ClockState = AdminSchema<"ClockState">;
 /** What an observation may set (controls §11.1). */
-export interface Observation {
-  status: RunStatus;
-  last_event?: string;
-  output?: string;
-  usage?: { input_tokens: number; output_tokens: number; total_tokens: number };
-  error?: string;
-  approval?: Record<string, unknown>;
-  pending_steer?: string;
-}
-
+export type Observation = AdminSchema<"Observation">;
 /** A scripted non-status event (controls §11.2). */
-export type ScriptedEvent =
-  | { event: "message.delta"; delta: string }
-  | { event: "tool.started"; tool: string; preview?: string | null }
-  | { event: "tool.completed"; tool: string; duration?: number; error?: boolean }
-  | { event: "reasoning.available"; text?: string }
-  | ({ event: "subagent.start" | "subagent.complete"; preview?: string | null } & Record<string, unknown>);
-
-/** A fault rule (controls §6.1) as sent; the emulator answers with the stored rule. */
-export interface FaultRule {
-  id?: string;
-  /** Default: the control's namespace; "*" = all. */
-  namespace?: string;
-  operationId?: string;
-  method?: string;
-  pathPrefix?: string;
-  status?: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** Uses before the rule retires; absent = unlimited. */
-  count?: number;
-  /** Fraction of matching requests that fire (seeded RNG). */
-  rate?: number;
-  delayMs?: number;
-  /** Close the connection without a response. */
-  drop?: boolean;
-  effect?: string;
-  params?: Record<string, unknown>;
-  preset?: string;
-}
-
+export type ScriptedEvent = AdminSchema<"ScriptedEvent">;
+/** A fault rule as sent (controls §6.1). */
+export type FaultRule = AdminSchema<"FaultRuleInput">;
 /** A stored fault rule, as listed, with counters. */
-export interface StoredFault extends FaultRule {
-  id: string;
-  remaining?: number | null;
-  hits?: number;
-}
-
+export type StoredFault = AdminSchema<"FaultRule">;
 /** One journal entry (controls §7.1); never bodies or secrets. */
-export interface JournalEntry {
-  service: "hermes";
-  namespace: string;
-  operationId?: string;
-  method: string;
-  path: string;
-  /** 0 when the connection was dropped. */
-  status: number;
-  durationMs: number;
-  unmatched: boolean;
-  faultId?: string;
-  ids?: { runId?: string };
-  accepted?: boolean;
-  checkpoint?: string;
-  request?: { contentType: string | null; bodyBytes: number | null; transferEncoding: string | null };
-  issues?: { in: "body" | "header" | "path" | "query"; pointer: string }[];
-  at: string;
-}
-
-/** A checkpoint of a namespace's timeline (controls §8). */
-export interface Checkpoint {
-  id: string;
-  branch: string;
-  parent: string | null;
-  at: number;
-  records?: number;
-}
+export type JournalEntry = AdminSchema<"JournalEntry">;
+/** A page of the journal; `next` is the cursor of the following page. */
+export type JournalPage = AdminSchema<"JournalPage">;
+/** A checkpoint committed by checkpoint(). */
+export type Checkpoint = AdminSchema<"CheckpointCreated">;
+/** A page of the namespace's runs, newest first. */
+export type RunPage = AdminSchema<"RunPage">;
+/** One run's full view: record, owner, keys, approvals, steers, transport. */
+export type RunView = AdminSchema<"RunView">;
+/** Filter of POST /__admin/requests/count. */
+export type CountFilter = AdminSchema<"CountFilter">;
 
 /** The control plane of one emulator, in one namespace (controls.md). */
 export class Control {
@@ -177,13 +117,17 @@ export class Control {
   request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
 
   observe(runId: string, observation: Observation): Promise<Run>;
-  events(runId: string, ...events: ScriptedEvent[]): Promise<{ run_id: string; emitted: number; buffered: number; simulated: true }>;
+  events(runId: string, ...events: ScriptedEvent[]): Promise<AdminSchema<"EventsResult">>;
   deliver(runId: string): Promise<number>;
-  restart(owner: "stale" | "alive"): Promise<{ owner: "stale" | "alive"; retained: number; discarded: number }>;
+  restart(owner: "stale" | "alive"): Promise<AdminSchema<"RestartResult">>;
   scope(profile: string, identity: string): Promise<void>;
   sweep(): Promise<number>;
   drain(draining: boolean): Promise<void>;
   draining(): Promise<boolean>;
+  /** The namespace's runs, newest first (status filter, page size, cursor from the previous page's next). */
+  runs(query?: { status?: string; limit?: number; cursor?: string }): Promise<RunPage>;
+  /** One run's full view. */
+  run(runId: string): Promise<RunView>;
   reset(options?: { all?: boolean }): Promise<string[]>;
   namespaces(): Promise<string[]>;
 
@@ -199,15 +143,18 @@ export class Control {
     reset(): Promise<ClockState>;
   };
 
-  addFault(rule: FaultRule): Promise<StoredFault | { preset: string; rules: StoredFault[] }>;
+  addFault(rule: FaultRule): Promise<StoredFault | AdminSchema<"PresetApplied">>;
   applyPreset(name: string, overrides?: Partial<FaultRule>): Promise<StoredFault[]>;
   faults(): Promise<StoredFault[]>;
   deleteFaults(id?: string): Promise<void>;
 
-  requests(query?: { since?: number | string; status?: number; limit?: number; operationId?: string; all?: 1 }): Promise<{ size: number; requests: JournalEntry[] }>;
+  /** One page of this namespace's journal (oldest first); `next` continues it. */
+  requests(query?: { since?: number | string; status?: number; limit?: number; operationId?: string; cursor?: string; all?: 1 }): Promise<JournalPage>;
+  /** How many journal entries match (WireMock-style verification). */
+  count(filter?: CountFilter): Promise<number>;
   clearRequests(options?: { all?: boolean }): Promise<void>;
-  metrics(): Promise<Record<string, unknown>>;
-  timeline(): Promise<{ branches: Record<string, string>; checkpoints: Checkpoint[] }>;
+  metrics(): Promise<AdminSchema<"Metrics">>;
+  timeline(): Promise<AdminSchema<"Timeline">>;
   checkpoint(branch?: string): Promise<Checkpoint>;
-  checkout(branch: string, checkpoint: string): Promise<{ status: "ok"; branch: string; checkpoint: string }>;
+  checkout(branch: string, checkpoint: string): Promise<AdminSchema<"CheckoutResult">>;
 }

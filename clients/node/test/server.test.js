@@ -110,3 +110,22 @@ test("the binary stops when the Node process exits without close()", () => {
   while (alive(pid) && Date.now() < deadline);
   assert.equal(alive(pid), false, `pid ${pid} still running`);
 });
+
+test("runs listing, run view and request count", async (t) => {
+  const server = await createServer();
+  t.after(() => server.close());
+  const control = server.control.in("views");
+  const submit = (key) =>
+    fetch(`${server.url}/ns/views/v1/runs`, { method: "POST", headers: { "idempotency-key": key }, body: JSON.stringify({ input: "x" }) }).then((r) => r.json());
+  const a = await submit("a");
+  const b = await submit("b");
+  await control.observe(a.run_id, { status: "completed", output: "done" });
+  const page = await control.runs();
+  assert.deepEqual(new Set(page.runs.map((r) => r.run_id)), new Set([a.run_id, b.run_id]));
+  assert.deepEqual((await control.runs({ status: "completed" })).runs.map((r) => r.run_id), [a.run_id]);
+  const view = await control.run(b.run_id);
+  assert.equal(view.status, "queued");
+  assert.equal(view.keyed, true);
+  assert.equal(await control.count({ operationId: "RunCreate", status: 202 }), 2);
+  assert.equal(await control.count({ operationId: "RunGet" }), 0);
+});

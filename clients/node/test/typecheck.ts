@@ -15,6 +15,10 @@ export async function scriptARun(): Promise<Run> {
     const done: Run = await server.control.observe(accepted.run_id, { status: "completed", output: "Done." });
     const clock = await server.control.clock.advance(1500);
     clock.now satisfies number;
+    const page = await server.control.runs({ status: "completed" });
+    page.runs.map((r) => r.run_id) satisfies string[];
+    (await server.control.run(accepted.run_id)).keyed satisfies boolean;
+    (await server.control.count({ operationId: "RunCreate" })) satisfies number;
     return done;
   } finally {
     await server.close();

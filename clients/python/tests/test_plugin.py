@@ -44,6 +44,10 @@ def test_lost_response_and_keyed_retry(hermes_emulator):
     ]
     hermes_emulator.control.observe(replay["run_id"], {"status": "completed", "output": "Booked."})
     assert hermes_emulator.get(f"/v1/runs/{replay['run_id']}")["status"] == "completed"
+    # One run exists; the count sees both submissions.
+    assert [r["run_id"] for r in hermes_emulator.control.runs()["runs"]] == [replay["run_id"]]
+    assert hermes_emulator.control.run(replay["run_id"])["keyed"] is True
+    assert hermes_emulator.control.count(operationId="RunCreate") == 2
 
 
 left_behind = {}

@@ -94,6 +94,15 @@ class Control:
     def drain(self, draining: bool) -> None:
         self.request("POST", "/__admin/hermes/drain", {"draining": draining})
 
+    def runs(self, **query: Any) -> dict:
+        """The namespace's runs, newest first: {"runs": [...], "next": cursor} (status=, limit=, cursor=)."""
+        q = urllib.parse.urlencode(query)
+        return self.request("GET", "/__admin/hermes/runs" + ("?" + q if q else ""))
+
+    def run(self, run_id: str) -> dict:
+        """One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport."""
+        return self.request("GET", self._run(run_id, ""))
+
     # Namespaces, clock, faults, journal, timeline (controls §4–§8)
     def reset(self, all: bool = False) -> list:
         """Clears the namespace's state (every namespace's with all=True); returns the names reset."""
@@ -122,9 +131,14 @@ class Control:
         self.request("DELETE", "/__admin/faults" + ("" if id is None else "?id=" + urllib.parse.quote(id, safe="")))
 
     def requests(self, **query: Any) -> list:
-        """This namespace's journal entries, oldest first; query as GET /__admin/requests (status=, operationId=, …)."""
+        """One page (default 1000) of this namespace's journal entries, oldest first; query as
+        GET /__admin/requests (status=, operationId=, limit=, cursor=, …)."""
         q = urllib.parse.urlencode(query)
         return self.request("GET", "/__admin/requests" + ("?" + q if q else ""))["requests"]
+
+    def count(self, **filter: Any) -> int:
+        """How many journal entries match (method=, operationId=, pathPrefix=, status=, namespace=)."""
+        return self.request("POST", "/__admin/requests/count", filter)["count"]
 
     def timeline(self) -> dict:
         return self.request("GET", "/__admin/timeline")

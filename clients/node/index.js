@@ -76,11 +76,34 @@ export function serveArgs(o) {
   return [...args, ...(o.args ?? [])];
 }
 
-// Children still running when this process exits are killed (close() removes its own).
+// Children still running when this process exits are killed (close() removes its own): on a normal
+// exit, and on SIGINT, SIGTERM or SIGHUP, which would otherwise end this process without an "exit"
+// event. The signal handlers exist only while a child runs; when nothing else handles the signal, it
+// is raised again so that this process ends as it would have.
 const running = new Set();
-process.on("exit", () => {
+const signals = ["SIGINT", "SIGTERM", "SIGHUP"];
+process.on("exit", killRunning);
+
+function killRunning() {
   for (const child of running) child.kill("SIGKILL");
-});
+  running.clear();
+  untrack();
+}
+
+function onSignal(signal) {
+  killRunning();
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+function track(child) {
+  if (running.size === 0) for (const s of signals) process.on(s, onSignal);
+  running.add(child);
+}
+
+function untrack(child) {
+  if (child) running.delete(child);
+  if (running.size === 0) for (const s of signals) process.off(s, onSignal);
+}
 
 /**
  * Starts `hermes-emulator serve` on a loopback port (any free one by default) and resolves once it
@@ -91,7 +114,7 @@ process.on("exit", () => {
 export async function createServer(options = {}) {
   const bin = options.bin ?? findBinary();
   const child = spawn(bin, serveArgs(options), { stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
-  running.add(child);
+  track(child);
   let stderr = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (chunk) => {
@@ -105,7 +128,7 @@ export async function createServer(options = {}) {
     url = await listening(child, exited, () => stderr, options.startTimeoutMs ?? 10_000);
   } catch (err) {
     child.kill("SIGKILL");
-    running.delete(child);
+    untrack(child);
     throw err;
   }
   // A forgotten close() must not keep the test process alive: the exit hook still kills the child.
@@ -138,9 +161,11 @@ function listening(child, exited, stderr, timeoutMs) {
     }, timeoutMs);
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk) => {
+      if (out === null) return; // listening: later output is read and dropped, so the pipe never fills
       out += chunk;
       const m = /listening on (https?:\/\/[^\s/]+)/.exec(out);
       if (m) {
+        out = null;
         clearTimeout(timer);
         resolve(m[1]);
       }
@@ -164,5 +189,5 @@ async function stop(child, exited) {
     await exited;
     clearTimeout(timer);
   }
-  running.delete(child);
+  untrack(child);
 }

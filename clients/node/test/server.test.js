@@ -1,7 +1,7 @@
 // createServer's process handling and the control client's errors, against the real binary.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -99,6 +99,19 @@ test("namespaces are isolated: header or /ns/<name> prefix", async (t) => {
   await assert.rejects(server.control.in("b").observe(run_id, { status: "running" }), { status: 404 });
   assert.deepEqual(await server.control.in("a").reset(), ["a"]);
   assert.equal((await fetch(`${server.url}/ns/a/v1/runs/${run_id}`)).status, 404);
+});
+
+test("the binary stops when the Node process is ended by SIGTERM, which still ends it", () => {
+  const script = `import { createServer } from "hermes-emulator";
+    const s = await createServer(); console.log(s.pid); process.kill(process.pid, "SIGTERM");
+    setTimeout(() => console.log("survived"), 5000);`;
+  const res = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: import.meta.dirname, encoding: "utf8" });
+  assert.equal(res.signal, "SIGTERM", res.stderr);
+  const pid = Number(res.stdout.trim());
+  assert.ok(pid > 0, res.stdout);
+  const deadline = Date.now() + 2000;
+  while (alive(pid) && Date.now() < deadline);
+  assert.equal(alive(pid), false, `pid ${pid} still running`);
 });
 
 test("the binary stops when the Node process exits without close()", () => {

@@ -1,9 +1,11 @@
 """HermesEmulator: the binary as a context manager, its options and errors."""
 
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -93,7 +95,21 @@ def test_the_binary_stops_when_python_exits_without_close():
     for _ in range(200):
         if not alive(pid):
             break
-        import time
+        time.sleep(0.01)
+    assert not alive(pid), f"pid {pid} still running"
 
+
+def test_the_binary_stops_when_python_is_ended_by_sigterm_which_still_ends_it():
+    src = os.path.join(os.path.dirname(__file__), "..", "src")
+    script = ("import os, signal, time; from hermes_emulator import HermesEmulator; "
+              "print(HermesEmulator().start().pid, flush=True); os.kill(os.getpid(), signal.SIGTERM); "
+              "time.sleep(5); print('survived')")
+    res = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": src},
+                         capture_output=True, text=True, timeout=30)
+    assert res.returncode == -signal.SIGTERM, res.stderr
+    pid = int(res.stdout.split()[0])
+    for _ in range(200):
+        if not alive(pid):
+            break
         time.sleep(0.01)
     assert not alive(pid), f"pid {pid} still running"

@@ -19,6 +19,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import threading
 from typing import Any, Optional, Sequence
@@ -83,13 +84,47 @@ def serve_args(
     return out + list(args)
 
 
+# Children still running when this process ends are killed: at exit (atexit), and on SIGTERM or SIGHUP,
+# which end Python without running atexit. Those handlers are installed only while a child runs, only
+# where the signal still has its default action, and re-raise the signal, so the process ends as before.
 _running: "set[subprocess.Popen]" = set()
+_SIGNALS = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+_installed: set = set()
 
 
 @atexit.register
 def _kill_running() -> None:
     for proc in list(_running):
         proc.kill()
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    _kill_running()
+    _running.clear()
+    _restore_signals()
+    os.kill(os.getpid(), signum)
+
+
+def _track(proc: subprocess.Popen) -> None:
+    if not _running and threading.current_thread() is threading.main_thread():
+        for s in _SIGNALS:
+            if signal.getsignal(s) == signal.SIG_DFL:
+                signal.signal(s, _on_signal)
+                _installed.add(s)
+    _running.add(proc)
+
+
+def _untrack(proc: subprocess.Popen) -> None:
+    _running.discard(proc)
+    if not _running and threading.current_thread() is threading.main_thread():
+        _restore_signals()
+
+
+def _restore_signals() -> None:
+    for s in list(_installed):
+        if signal.getsignal(s) is _on_signal:
+            signal.signal(s, signal.SIG_DFL)
+        _installed.discard(s)
 
 
 class HermesEmulator:
@@ -134,7 +169,7 @@ class HermesEmulator:
         except OSError as err:
             raise EmulatorError(f"cannot start {binary}: {err}") from err
         self._proc = proc
-        _running.add(proc)
+        _track(proc)
         lines: "queue.Queue[Optional[str]]" = queue.Queue()
         threading.Thread(target=self._pump, args=(proc.stdout, lines), daemon=True).start()
         threading.Thread(target=self._drain_stderr, args=(proc.stderr,), daemon=True).start()
@@ -196,7 +231,7 @@ class HermesEmulator:
             else:
                 proc.kill()
             proc.wait()
-        _running.discard(proc)
+        _untrack(proc)
 
     def post(self, path: str, body: Any = None, headers: Optional[dict] = None) -> Any:
         """POSTs JSON to the emulator (path like "/v1/runs") and returns the decoded answer.

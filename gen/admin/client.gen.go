@@ -7284,7 +7284,7 @@ type StreamGetResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *AdminError
+	JSON503 *StreamGet503JSONResponseBody
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -7303,7 +7303,7 @@ func (r StreamGetResponse) GetJSON413() *AdminError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StreamGetResponse) GetJSON503() *AdminError {
+func (r StreamGetResponse) GetJSON503() *StreamGet503JSONResponseBody {
 	return r.JSON503
 }
 
@@ -10461,7 +10461,7 @@ func ParseStreamGetResponse(rsp *http.Response) (*StreamGetResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest AdminError
+		var dest StreamGet503JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package emulator_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -231,24 +230,6 @@ func TestScenarioApprovalAndStop(t *testing.T) {
 	if !strings.Contains(string(rec.Body), `"status":"completed"`) || !strings.Contains(string(rec.Body), `"updated_at":1700000006.1`) {
 		t.Fatalf("approved: %s", rec.Body)
 	}
-}
-
-// syncBuffer is a log sink the server writes from its goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestScenarioManualFinishWarnsOnce(t *testing.T) {

@@ -249,8 +249,8 @@ func TestHelpNamesEnvironmentVariables(t *testing.T) {
 			t.Errorf("--%s: usage %q does not name %s] or is missing from --help", f.Name, f.Usage, want)
 		}
 	})
-	if n != 19 {
-		t.Fatalf("%d flags, want 19", n)
+	if n != 21 {
+		t.Fatalf("%d flags, want 21", n)
 	}
 	if !strings.Contains(stdout, "[HERMES_EMULATOR_ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]") {
 		t.Errorf("--admin-key does not name MOCKINGBIRD_ADMIN_KEY")

@@ -5011,6 +5011,8 @@ type BranchCreateResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5038,6 +5040,11 @@ func (r BranchCreateResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r BranchCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BranchCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5087,6 +5094,8 @@ type BranchCheckoutResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5114,6 +5123,11 @@ func (r BranchCheckoutResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r BranchCheckoutResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BranchCheckoutResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5163,6 +5177,8 @@ type CheckpointCreateResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5190,6 +5206,11 @@ func (r CheckpointCreateResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CheckpointCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CheckpointCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5962,6 +5983,8 @@ type HermesDrainGetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5984,6 +6007,11 @@ func (r HermesDrainGetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDrainGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDrainGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6031,6 +6059,8 @@ type HermesDrainSetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6053,6 +6083,11 @@ func (r HermesDrainSetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDrainSetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDrainSetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6100,6 +6135,8 @@ type HermesRestartResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6122,6 +6159,11 @@ func (r HermesRestartResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRestartResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRestartResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6169,6 +6211,8 @@ type HermesRunsListResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6191,6 +6235,11 @@ func (r HermesRunsListResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRunsListResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRunsListResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6240,6 +6289,8 @@ type HermesRunGetResponse struct {
 	JSON404 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6267,6 +6318,11 @@ func (r HermesRunGetResponse) GetJSON404() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRunGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRunGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6318,6 +6374,8 @@ type HermesEventsResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6350,6 +6408,11 @@ func (r HermesEventsResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesEventsResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesEventsResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6401,6 +6464,8 @@ type HermesObserveResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6433,6 +6498,11 @@ func (r HermesObserveResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesObserveResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesObserveResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6484,6 +6554,8 @@ type HermesDeliverResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6516,6 +6588,11 @@ func (r HermesDeliverResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDeliverResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDeliverResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6756,6 +6833,8 @@ type HermesScopeResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6778,6 +6857,11 @@ func (r HermesScopeResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesScopeResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesScopeResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6825,6 +6909,8 @@ type HermesSweepResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6847,6 +6933,11 @@ func (r HermesSweepResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesSweepResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesSweepResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7384,6 +7475,8 @@ type ResetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -7406,6 +7499,11 @@ func (r ResetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ResetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7453,6 +7551,8 @@ type SnapshotCreateResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -7475,6 +7575,11 @@ func (r SnapshotCreateResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SnapshotCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SnapshotCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7602,6 +7707,8 @@ type SnapshotRestoreResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -7634,6 +7741,11 @@ func (r SnapshotRestoreResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SnapshotRestoreResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SnapshotRestoreResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7680,7 +7792,7 @@ type StreamGetResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *AdminError
+	JSON503 *StreamGet503JSONResponseBody
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -7699,7 +7811,7 @@ func (r StreamGetResponse) GetJSON413() *AdminError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StreamGetResponse) GetJSON503() *AdminError {
+func (r StreamGetResponse) GetJSON503() *StreamGet503JSONResponseBody {
 	return r.JSON503
 }
 
@@ -7743,6 +7855,8 @@ type TimelineGetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -7765,6 +7879,11 @@ func (r TimelineGetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r TimelineGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TimelineGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -8839,6 +8958,13 @@ func ParseBranchCreateResponse(rsp *http.Response) (*BranchCreateResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8900,6 +9026,13 @@ func ParseBranchCheckoutResponse(rsp *http.Response) (*BranchCheckoutResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8960,6 +9093,13 @@ func ParseCheckpointCreateResponse(rsp *http.Response) (*CheckpointCreateRespons
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9590,6 +9730,13 @@ func ParseHermesDrainGetResponse(rsp *http.Response) (*HermesDrainGetResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9643,6 +9790,13 @@ func ParseHermesDrainSetResponse(rsp *http.Response) (*HermesDrainSetResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9698,6 +9852,13 @@ func ParseHermesRestartResponse(rsp *http.Response) (*HermesRestartResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9751,6 +9912,13 @@ func ParseHermesRunsListResponse(rsp *http.Response) (*HermesRunsListResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9812,6 +9980,13 @@ func ParseHermesRunGetResponse(rsp *http.Response) (*HermesRunGetResponse, error
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9881,6 +10056,13 @@ func ParseHermesEventsResponse(rsp *http.Response) (*HermesEventsResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9949,6 +10131,13 @@ func ParseHermesObserveResponse(rsp *http.Response) (*HermesObserveResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10016,6 +10205,13 @@ func ParseHermesDeliverResponse(rsp *http.Response) (*HermesDeliverResponse, err
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -10219,6 +10415,13 @@ func ParseHermesScopeResponse(rsp *http.Response) (*HermesScopeResponse, error) 
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10272,6 +10475,13 @@ func ParseHermesSweepResponse(rsp *http.Response) (*HermesSweepResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -10715,6 +10925,13 @@ func ParseResetResponse(rsp *http.Response) (*ResetResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10768,6 +10985,13 @@ func ParseSnapshotCreateResponse(rsp *http.Response) (*SnapshotCreateResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -10898,6 +11122,13 @@ func ParseSnapshotRestoreResponse(rsp *http.Response) (*SnapshotRestoreResponse,
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10946,7 +11177,7 @@ func ParseStreamGetResponse(rsp *http.Response) (*StreamGetResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest AdminError
+		var dest StreamGet503JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10998,6 +11229,13 @@ func ParseTimelineGetResponse(rsp *http.Response) (*TimelineGetResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -344,5 +345,26 @@ func TestScenarioAtHeader(t *testing.T) {
 	x.advance("2000")
 	if again := string(x.get("/v1/runs/" + id).Body); again != done {
 		t.Fatalf("resumed:\n%s\nfirst time:\n%s", again, done)
+	}
+}
+
+// A real restart drops every position (docs/scenarios.md §5): positions are
+// never written to --db, and the runs follow the restart rules instead.
+func TestScenarioRealRestartDropsPositions(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "runs.db")
+	opts := emulator.Options{Scenarios: mustSet(t, happyYAML)}
+	x := durableOpen(t, db, opts)
+	x.freeze()
+	id := x.start("Idempotency-Key", "k")
+	x.advance("100") // running
+	durableStop(t, x)
+	y := durableOpen(t, db, opts)
+	y.advance("5000")
+	r := y.get("/v1/runs/" + id)
+	if !strings.Contains(string(r.Body), `"status":"interrupted"`) {
+		t.Fatalf("after a real restart: %s", r.Body)
+	}
+	if v := y.get("/__admin/hermes/runs/" + id); !strings.HasSuffix(string(v.Body), `"scenario":null}`) {
+		t.Fatalf("view %s", v.Body)
 	}
 }

@@ -42,7 +42,9 @@ func (a *Admin) HermesScenariosGet(ec echo.Context, _ genadmin.HermesScenariosGe
 // HermesScenariosDelete is DELETE /__admin/hermes/scenarios: no scenarios,
 // not even the default, until the next PUT.
 func (a *Admin) HermesScenariosDelete(ec echo.Context, _ genadmin.HermesScenariosDeleteParams) error {
-	a.d.GW.DeleteScenarios(callOf(ec).ns)
+	if err := a.d.GW.DeleteScenarios(callOf(ec).ns); err != nil {
+		return err
+	}
 	return ok200(ec, statusOK)
 }
 

@@ -16,9 +16,6 @@ import (
 // control it names (controls.go), under the gateway lock, with a checkpoint on
 // main.
 
-// maxScenarioSets bounds the namespaces with a scenario set of their own.
-const maxScenarioSets = 10000
-
 // autopilot is the gateway's scenario machinery; its fields are under g.mu.
 type autopilot struct {
 	def      *scenarios.Set            // Options.Scenarios: every namespace's default set
@@ -40,8 +37,14 @@ func (g *Gateway) startAutopilot() {
 func (g *Gateway) SetScenarios(ns string, s *scenarios.Set) *runs.Error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, ok := g.auto.sets[ns]; !ok && len(g.auto.sets) >= maxScenarioSets {
-		return runs.Admin(429, "too many namespaces with scenarios (max "+strconv.Itoa(maxScenarioSets)+")")
+	return g.setScenarios(ns, s)
+}
+
+// setScenarios stores ns's own set (nil: none). At most Options.MaxNamespaces
+// namespaces hold a set of their own (or its deletion): 429 beyond.
+func (g *Gateway) setScenarios(ns string, s *scenarios.Set) *runs.Error {
+	if _, ok := g.auto.sets[ns]; !ok && len(g.auto.sets) >= g.opts.MaxNamespaces {
+		return runs.Admin(429, "too many namespaces with scenarios (max "+strconv.Itoa(g.opts.MaxNamespaces)+")")
 	}
 	g.auto.sets[ns] = s
 	return nil
@@ -57,12 +60,10 @@ func (g *Gateway) Scenarios(ns string) *scenarios.Set {
 
 // DeleteScenarios leaves ns without scenarios, not even the default, until
 // the next SetScenarios (DELETE /__admin/hermes/scenarios).
-func (g *Gateway) DeleteScenarios(ns string) {
+func (g *Gateway) DeleteScenarios(ns string) *runs.Error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, ok := g.auto.sets[ns]; ok || len(g.auto.sets) < maxScenarioSets {
-		g.auto.sets[ns] = nil
-	}
+	return g.setScenarios(ns, nil)
 }
 
 func (g *Gateway) scenarioSet(ns string) *scenarios.Set {

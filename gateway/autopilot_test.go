@@ -128,3 +128,27 @@ func TestAutopilotModel(t *testing.T) {
 	}
 	t.Logf("fired %d steps; statuses %v; answers %v", fired, seen, answered)
 }
+
+// At most MaxNamespaces namespaces hold a scenario set (or its deletion) of
+// their own.
+func TestScenarioSetsBound(t *testing.T) {
+	g, _ := newClockGateway(t)
+	g.mu.Lock()
+	g.opts.MaxNamespaces = 2
+	g.mu.Unlock()
+	set, _ := scenarios.Parse([]byte(modelScenario))
+	if err := g.SetScenarios("a", set); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DeleteScenarios("b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []*runs.Error{g.SetScenarios("c", set), g.DeleteScenarios("c")} {
+		if err == nil || err.Status != 429 || err.Message != "too many namespaces with scenarios (max 2)" {
+			t.Fatalf("got %v", err)
+		}
+	}
+	if err := g.SetScenarios("b", set); err != nil || g.Scenarios("b") != set || g.Scenarios("c") != nil {
+		t.Fatalf("replace: %v", err)
+	}
+}

@@ -6640,6 +6640,8 @@ type HermesScenariosDeleteResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *AdminError
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6660,6 +6662,11 @@ func (r HermesScenariosDeleteResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesScenariosDeleteResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesScenariosDeleteResponse) GetJSON429() *AdminError {
+	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -10266,6 +10273,13 @@ func ParseHermesScenariosDeleteResponse(rsp *http.Response) (*HermesScenariosDel
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	}
 

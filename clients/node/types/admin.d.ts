@@ -2487,6 +2487,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["AdminError"];
         };
     };
     StreamGet: {

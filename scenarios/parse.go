@@ -1,7 +1,12 @@
 package scenarios
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -9,10 +14,6 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
-
-// namePattern is the scenario name rule (docs/scenarios.md §1), the same as
-// namespace and branch names.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // Messages of the file's own rules (a step body's messages are its control's).
 const (
@@ -103,7 +104,8 @@ func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
 	}
 	sc := &Scenario{IfDenied: defaultIfDenied(), OnStop: defaultOnStop()}
 	name, _ := o.Get("name")
-	if name.Kind != runs.String || !namePattern.MatchString(name.Str) {
+	// The name rule of namespaces and branches (runs.ValidName).
+	if name.Kind != runs.String || !runs.ValidName(name.Str) {
 		return nil, bad(p+".name", msgName)
 	}
 	sc.Name = name.Str
@@ -284,4 +286,33 @@ func afterMs(v runs.Value, present bool) (float64, bool) {
 		return 0, false
 	}
 	return ms, true
+}
+
+// MaxFileBytes bounds a scenario file read by Load.
+const MaxFileBytes = 10 << 20
+
+// Load reads and validates the scenario file at path (serve --scenarios). The
+// error is one line naming the file and the first bad field by path, e.g.
+// "s.yaml: scenarios[0].steps[2].observe: result fields require completed status".
+func Load(path string) (*Set, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxFileBytes)
+	}
+	set, perr := Parse(data)
+	if perr != nil {
+		return nil, fmt.Errorf("%s: %s", path, perr.Message)
+	}
+	return set, nil
 }

@@ -21,7 +21,7 @@ const (
 	msgList          = "expected a list of scenarios"
 	msgObject        = "expected an object"
 	msgUnsupported   = "unsupported field"
-	msgName          = "must match ^[A-Za-z0-9_.-]{1,64}$"
+	msgName          = "must match " + runs.NameRule
 	msgString        = "expected a string"
 	msgSteps         = "expected a non-empty list of steps"
 	msgStepList      = "expected a list of steps"

@@ -24,7 +24,7 @@ func TestScenarios(t *testing.T) {
 	}
 	_, err := c.PutScenarios(ctx, map[string]any{"scenarios": []any{map[string]any{"name": "bad name"}}})
 	var cerr *control.Error
-	if !errors.As(err, &cerr) || cerr.Status != 400 || cerr.Message != "scenarios[0].name: must match ^[A-Za-z0-9_.-]{1,64}$" {
+	if !errors.As(err, &cerr) || cerr.Status != 400 || cerr.Message != "scenarios[0].name: must match /^[A-Za-z0-9_.-]{1,64}$/" {
 		t.Fatalf("invalid put: %#v", err)
 	}
 	if err := c.DeleteScenarios(ctx); err != nil {

@@ -368,3 +368,36 @@ func TestScenarioRealRestartDropsPositions(t *testing.T) {
 		t.Fatalf("view %s", v.Body)
 	}
 }
+
+// match: input in the user message (a message list's last content, parts
+// joined), model equal to the record's, session_id searched in the record's.
+func TestScenarioMatchFields(t *testing.T) {
+	x := newH(t, emulator.Options{Scenarios: mustSet(t, `
+scenarios:
+  - {name: model, match: {model: m1}, steps: [{after: 0, observe: {status: failed}}]}
+  - {name: session, match: {session_id: "^ci-"}, steps: [{after: 0, observe: {status: cancelled}}]}
+  - {name: parts, match: {input: "b\nc"}, steps: [{after: 0, observe: {status: completed}}]}
+`)})
+	x.freeze()
+	start := func(body string) string {
+		r := x.post("/v1/runs", body)
+		if r.Status != 202 {
+			t.Fatalf("%s: %d %s", body, r.Status, r.Body)
+		}
+		return r.field(t, "run_id")
+	}
+	runs := map[string]string{
+		start(`{"input":"x","model":"m1"}`):            "failed",
+		start(`{"input":"x","model":"m10"}`):           "queued",
+		start(`{"input":"x","session_id":"ci-7"}`):     "cancelled",
+		start(`{"input":"x","session_id":"run-ci-7"}`): "queued",
+		start(`{"input":[{"role":"user","content":[{"type":"text","text":"a b"},{"type":"input_text","text":"c"}]}]}`): "completed",
+		start(`{"input":[{"role":"user","content":"b c"}]}`):                                                           "queued",
+	}
+	x.advance("0")
+	for id, want := range runs {
+		if s := x.status(id); s != want {
+			t.Errorf("%s: %s, want %s", id, s, want)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func (g *Gateway) scenarioSet(ns string) *scenarios.Set {
 	return g.auto.def
 }
 
-// ScenarioPosition is a run's place in its scenario, for the run view
+// ScenarioPosition is a run's place in its scenario, as RunView shows it
 // (docs/scenarios.md §6): the scenario, the next step ("steps[2]",
 // "if_denied[0]", "on_stop[0]") and when it falls due (epoch ms; waiting for
 // an approval answer: Waiting, Due 0).
@@ -84,22 +84,7 @@ type ScenarioPosition struct {
 	Waiting bool
 }
 
-// Scenario returns the position of run id on ns's main branch; ok is false
-// when no scenario drives it.
-func (g *Gateway) Scenario(ns, id string) (ScenarioPosition, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	space := g.spaces[ns]
-	if space == nil {
-		return ScenarioPosition{}, false
-	}
-	c, ok := space.branches["main"].st.cursors.Get(id)
-	if !ok {
-		return ScenarioPosition{}, false
-	}
-	return position(c), true
-}
-
+// position is c as the run view shows it.
 func position(c scenarios.Cursor) ScenarioPosition {
 	p := ScenarioPosition{Name: c.Scenario.Name, Step: c.Path(), Waiting: c.Waiting}
 	if !c.Waiting {
@@ -118,14 +103,9 @@ func (x *tx) scenarioAdmit(id string, sub *runs.Submission) {
 	if set.Len() == 0 {
 		return
 	}
-	model := runs.StringValue(runs.DefaultModel)
-	if sub.HasModel {
-		model = sub.Model
-	}
-	session := runs.StringValue(id)
-	if sub.HasSession && sub.SessionID.Truthy() {
-		session = sub.SessionID
-	}
+	rec := runs.NewRecord(id, 0, sub) // the record's model and session_id, as admission writes them
+	model, _ := rec.Get("model")
+	session, _ := rec.Get("session_id")
 	sc := set.Select(scenarios.MessageText(sub.Message), model, session)
 	if sc == nil {
 		return

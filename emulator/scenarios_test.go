@@ -394,6 +394,12 @@ scenarios:
 		start(`{"input":[{"role":"user","content":[{"type":"text","text":"a b"},{"type":"input_text","text":"c"}]}]}`): "completed",
 		start(`{"input":[{"role":"user","content":"b c"}]}`):                                                           "queued",
 	}
+	x.clock(`{"freeze":true}`) // a frozen clock moves only by set, advance or reset: nothing fires
+	for id := range runs {
+		if s := x.status(id); s != "queued" {
+			t.Fatalf("%s: %s before the clock moved", id, s)
+		}
+	}
 	x.advance("0")
 	for id, want := range runs {
 		if s := x.status(id); s != want {

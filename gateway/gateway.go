@@ -189,7 +189,7 @@ func (g *Gateway) clockState() ClockState {
 func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 	defer g.unlockDurable(g.lock())
 	c, err := g.clock.ApplyRequest(body, g.opts.Wall())
-	g.advanceScenarios(c)
+	g.advanceScenarios(body, c)
 	g.clock = c
 	g.saveClock()
 	g.auto.runner.Kick()

@@ -1166,6 +1166,15 @@ export interface components {
                 "application/json": components["schemas"]["HermesError"];
             };
         };
+        /** @description Admin envelope `too many namespaces (max N)` with `Retry-After: 1`: the request would create a namespace past `--max-namespaces` (hardening H3). */
+        TooManyNamespaces: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AdminError"];
+            };
+        };
         /** @description Hermes envelope `Request body backlog full.` (code `server_busy`, `Retry-After: 1`): more request bodies are held than `--max-inflight-body-bytes` allows (hardening H5). */
         ServerBusy: {
             headers: {
@@ -1334,6 +1343,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1705,6 +1715,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1739,6 +1750,7 @@ export interface operations {
             401: components["responses"]["AdminError"];
             409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1776,6 +1788,7 @@ export interface operations {
             401: components["responses"]["AdminError"];
             409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1813,6 +1826,7 @@ export interface operations {
             401: components["responses"]["AdminError"];
             409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1844,6 +1858,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1903,6 +1918,7 @@ export interface operations {
             404: components["responses"]["AdminError"];
             409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2014,6 +2030,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2045,6 +2062,7 @@ export interface operations {
             401: components["responses"]["AdminError"];
             404: components["responses"]["HermesError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2081,6 +2099,7 @@ export interface operations {
             404: components["responses"]["HermesError"];
             409: components["responses"]["HermesError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2117,6 +2136,7 @@ export interface operations {
             404: components["responses"]["HermesError"];
             409: components["responses"]["HermesError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2153,6 +2173,7 @@ export interface operations {
             404: components["responses"]["HermesError"];
             409: components["responses"]["HermesError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2180,6 +2201,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2211,6 +2233,7 @@ export interface operations {
             400: components["responses"]["AnyError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2245,6 +2268,7 @@ export interface operations {
             400: components["responses"]["AnyError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2279,6 +2303,7 @@ export interface operations {
             400: components["responses"]["AnyError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2310,6 +2335,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };

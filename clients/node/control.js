@@ -1,5 +1,6 @@
 // A typed client of the emulator's control plane (/__admin, controls.md): script runs (observe, events,
-// steer delivery), move the clock, add fault rules, reset, read the journal and the timeline. The types
+// steer delivery), load scenarios, move the clock, add fault rules, reset, read the journal and the
+// timeline. The types
 // are in index.d.ts; the run record type is generated from openapi.yaml (types/openapi.d.ts).
 
 /** A control answer outside 2xx: the status and the envelope's message (and code, for Hermes controls). */
@@ -133,6 +134,25 @@ export class Control {
   /** One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport. */
   run(runId) {
     return this.request("GET", this.#run(runId, ""));
+  }
+
+  /**
+   * Replaces the namespace's scenario set (docs/scenarios.md) with a scenario file's JSON form,
+   * { scenarios: [...] }; returns the number of scenarios. An invalid set throws ControlError (400, the
+   * message names the first bad field by path) and changes nothing. Runs already admitted keep theirs.
+   */
+  async putScenarios(set) {
+    return (await this.request("PUT", "/__admin/hermes/scenarios", set)).scenarios;
+  }
+
+  /** The namespace's scenario set: its own, else the server's --scenarios default, else { scenarios: [] }. */
+  scenarios() {
+    return this.request("GET", "/__admin/hermes/scenarios");
+  }
+
+  /** Leaves the namespace without scenarios (not even the --scenarios default) until the next putScenarios. */
+  async deleteScenarios() {
+    await this.request("DELETE", "/__admin/hermes/scenarios");
   }
 
   /** Clears the namespace's state (every namespace's with { all: true }); returns the names reset. */

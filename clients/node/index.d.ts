@@ -102,6 +102,12 @@ export type Checkpoint = AdminSchema<"CheckpointCreated">;
 export type RunPage = AdminSchema<"RunPage">;
 /** One run's full view: record, owner, keys, approvals, steers, transport. */
 export type RunView = AdminSchema<"RunView">;
+/** A scenario file's JSON form (docs/scenarios.md): what putScenarios sends and scenarios() answers. */
+export type ScenarioFile = AdminSchema<"ScenarioFile">;
+/** One scenario of a set: name, match, steps, if_denied, on_stop, steers. */
+export type Scenario = AdminSchema<"Scenario">;
+/** One scenario step: `after` and exactly one action. */
+export type ScenarioStep = AdminSchema<"ScenarioStep">;
 /** Filter of POST /__admin/requests/count. */
 export type CountFilter = AdminSchema<"CountFilter">;
 
@@ -128,6 +134,12 @@ export class Control {
   runs(query?: { status?: string; limit?: number; cursor?: string }): Promise<RunPage>;
   /** One run's full view. */
   run(runId: string): Promise<RunView>;
+  /** Replaces the namespace's scenario set; resolves to the number of scenarios (400 ControlError if invalid). */
+  putScenarios(set: ScenarioFile): Promise<number>;
+  /** The namespace's set, else the server's --scenarios default, else { scenarios: [] }. */
+  scenarios(): Promise<ScenarioFile>;
+  /** No scenarios in the namespace (not even the default) until the next putScenarios. */
+  deleteScenarios(): Promise<void>;
   reset(options?: { all?: boolean }): Promise<string[]>;
   namespaces(): Promise<string[]>;
 

@@ -1,6 +1,6 @@
 // Compiled by `npm run typecheck` (tsc, no emit): the seed README's example written in TypeScript must
 // type-check against index.d.ts and the generated types. Not run by node --test.
-import { createServer, type Run, type RunCreateAccepted } from "hermes-emulator";
+import { createServer, type Run, type RunCreateAccepted, type ScenarioFile } from "hermes-emulator";
 
 export async function scriptARun(): Promise<Run> {
   const server = await createServer({ seed: 42 });
@@ -19,6 +19,11 @@ export async function scriptARun(): Promise<Run> {
     page.runs.map((r) => r.run_id) satisfies string[];
     (await server.control.run(accepted.run_id)).keyed satisfies boolean;
     (await server.control.count({ operationId: "RunCreate" })) satisfies number;
+    const set: ScenarioFile = { scenarios: [{ name: "quick", steps: [{ after: "100ms", observe: { status: "completed" } }] }] };
+    (await server.control.putScenarios(set)) satisfies number;
+    (await server.control.scenarios()).scenarios.map((s) => s.name) satisfies string[];
+    (await server.control.run(accepted.run_id)).scenario?.due satisfies number | null | undefined;
+    await server.control.deleteScenarios();
     return done;
   } finally {
     await server.close();

@@ -103,6 +103,21 @@ class Control:
         """One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport."""
         return self.request("GET", self._run(run_id, ""))
 
+    # Scenarios (docs/scenarios.md)
+    def put_scenarios(self, scenario_set: dict) -> int:
+        """Replaces the namespace's scenario set with a scenario file's JSON form, {"scenarios": [...]};
+        returns the number of scenarios. An invalid set raises ControlError (400, the message names the
+        first bad field by path) and changes nothing; runs already admitted keep their scenario."""
+        return self.request("PUT", "/__admin/hermes/scenarios", scenario_set)["scenarios"]
+
+    def scenarios(self) -> dict:
+        """The namespace's set, else the server's --scenarios default, else {"scenarios": []}."""
+        return self.request("GET", "/__admin/hermes/scenarios")
+
+    def delete_scenarios(self) -> None:
+        """Leaves the namespace without scenarios (not even the --scenarios default) until the next put."""
+        self.request("DELETE", "/__admin/hermes/scenarios")
+
     # Namespaces, clock, faults, journal, timeline (controls §4–§8)
     def reset(self, all: bool = False) -> list:
         """Clears the namespace's state (every namespace's with all=True); returns the names reset."""

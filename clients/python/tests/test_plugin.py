@@ -65,3 +65,27 @@ def test_no_rules_or_runs_left_over(hermes_emulator):
     assert hermes_emulator.control.faults() == []
     status, _, body = call("GET", f"{hermes_emulator.server_url}/v1/runs/{left_behind['run']}", headers=left_behind["headers"])
     assert (status, body["error"]["code"]) == (404, "run_not_found")
+
+
+def test_time_travel_metrics_and_the_rest_of_the_control_plane(hermes_emulator):
+    """The controls the Node client has too: checkpoint/checkout, metrics, journal clearing, namespaces, drain."""
+    control = hermes_emulator.control
+    run_id = hermes_emulator.post("/v1/runs", {"input": "x"})["run_id"]
+    before = control.checkpoint()
+    assert before["branch"] == "main" and before["id"].startswith("cp_")
+    control.observe(run_id, {"status": "completed", "output": "done"})
+    assert hermes_emulator.get(f"/v1/runs/{run_id}")["status"] == "completed"
+    assert control.checkout("main", before["id"]) == {"status": "ok", "branch": "main", "checkpoint": before["id"]}
+    assert hermes_emulator.get(f"/v1/runs/{run_id}")["status"] == "queued"
+    assert before["id"] in [c["id"] for c in control.timeline()["checkpoints"]]
+
+    assert hermes_emulator.namespace in control.namespaces()
+    assert control.draining() is False
+    control.drain(True)
+    assert control.draining() is True
+    control.drain(False)
+
+    assert control.metrics()["byOperation"]["RunCreate 202"] >= 1  # the server's metrics, every namespace
+    assert control.count(operationId="RunCreate") == 1
+    control.clear_requests()
+    assert control.count(operationId="RunCreate") == 0

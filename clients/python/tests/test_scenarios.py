@@ -27,6 +27,7 @@ def test_the_scenarios_option_loads_the_file_and_a_frozen_clock_advance_complete
         run = emu.get(f"/v1/runs/{run_id}")
         assert (run["status"], run["output"], run["updated_at"]) == ("completed", "Your project has 12 files.", (T0 + 1200) / 1000)
         assert control.run(run_id)["scenario"] is None
+        assert control.metrics()["scenarioSteps"] == {"happy-path": 5}
 
 
 def test_put_get_delete_in_the_fixture_namespace(hermes_emulator):

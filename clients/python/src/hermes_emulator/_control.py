@@ -94,6 +94,10 @@ class Control:
     def drain(self, draining: bool) -> None:
         self.request("POST", "/__admin/hermes/drain", {"draining": draining})
 
+    def draining(self) -> bool:
+        """The namespace's drain flag."""
+        return self.request("GET", "/__admin/hermes/drain")["draining"]
+
     def runs(self, **query: Any) -> dict:
         """The namespace's runs, newest first: {"runs": [...], "next": cursor} (status=, limit=, cursor=)."""
         q = urllib.parse.urlencode(query)
@@ -122,6 +126,10 @@ class Control:
     def reset(self, all: bool = False) -> list:
         """Clears the namespace's state (every namespace's with all=True); returns the names reset."""
         return self.request("POST", "/__admin/reset" + ("?all=1" if all else ""))["reset"]
+
+    def namespaces(self) -> list:
+        """The created namespaces."""
+        return self.request("GET", "/__admin/namespaces")["namespaces"]
 
     def clock(self) -> dict:
         return self.request("GET", "/__admin/clock")
@@ -155,5 +163,23 @@ class Control:
         """How many journal entries match (method=, operationId=, pathPrefix=, status=, namespace=)."""
         return self.request("POST", "/__admin/requests/count", filter)["count"]
 
+    def clear_requests(self, all: bool = False) -> None:
+        """Clears this namespace's journal (every namespace's with all=True)."""
+        self.request("DELETE", "/__admin/requests" + ("?all=1" if all else ""))
+
+    def metrics(self) -> dict:
+        """The metrics as JSON (requests by operation and status, scenario steps fired, …)."""
+        return self.request("GET", "/__admin/metrics")
+
     def timeline(self) -> dict:
+        """The namespace's checkpoints and branches."""
         return self.request("GET", "/__admin/timeline")
+
+    def checkpoint(self, branch: Optional[str] = None) -> dict:
+        """Commits a checkpoint of the namespace's state on a branch (default main); {"id": "cp_…", …}."""
+        return self.request("POST", "/__admin/checkpoints", {} if branch is None else {"branch": branch})
+
+    def checkout(self, branch: str, checkpoint: str) -> dict:
+        """Moves a branch head to a checkpoint and restores its state and the clock."""
+        return self.request("POST", "/__admin/branches/" + urllib.parse.quote(branch, safe="") + "/checkout",
+                            {"checkpoint": checkpoint})

@@ -89,3 +89,34 @@ def test_time_travel_metrics_and_the_rest_of_the_control_plane(hermes_emulator):
     assert control.count(operationId="RunCreate") == 1
     control.clear_requests()
     assert control.count(operationId="RunCreate") == 0
+
+
+clock_seen = {}
+
+
+def test_a_test_that_freezes_and_moves_the_clock(hermes_emulator):
+    clock_seen["before"] = hermes_emulator.control.clock()
+    hermes_emulator.control.set_clock(set=1700000000000, freeze=True)
+    assert hermes_emulator.control.set_clock(advance=5000)["now"] == 1700000005000
+
+
+def test_the_next_test_finds_the_clock_as_the_previous_one_did(hermes_emulator):
+    before, now = clock_seen["before"], hermes_emulator.control.clock()
+    assert (now["frozen"], now["offsetMs"]) == (before["frozen"], before["offsetMs"])
+    assert now["now"] >= before["now"]
+
+
+def test_restore_clock_puts_a_frozen_clock_back_at_its_instant(hermes_emulator):
+    from hermes_emulator.pytest_plugin import restore_clock
+
+    control = hermes_emulator.control
+    frozen = control.set_clock(set=1700000000000, freeze=True)
+    control.set_clock(reset=True)
+    restore_clock(control, frozen)
+    assert control.clock()["now"] == 1700000000000 and control.clock()["frozen"] is True
+    running = control.set_clock(reset=True, advance=60000)
+    assert (running["frozen"], running["offsetMs"]) == (False, 60000)
+    control.set_clock(set=1600000000000, freeze=True)
+    restore_clock(control, running)
+    after = control.clock()
+    assert (after["frozen"], after["offsetMs"]) == (False, 60000)

@@ -40,20 +40,17 @@ def test_put_get_delete_in_the_fixture_namespace(hermes_emulator):
     assert control.scenarios() == scenario_set
     assert hermes_emulator.server.control.scenarios() == {"scenarios": []}, "the default namespace has none"
 
-    control.set_clock(set=T0, freeze=True)
-    try:
-        run_id = hermes_emulator.post("/v1/runs", {"input": "hello"})["run_id"]
-        control.set_clock(advance=500)
-        run = hermes_emulator.get(f"/v1/runs/{run_id}")
-        assert (run["status"], run["output"], run["updated_at"]) == ("completed", "hi", (T0 + 500) / 1000)
+    control.set_clock(set=T0, freeze=True)  # the fixture puts the server's one clock back afterwards
+    run_id = hermes_emulator.post("/v1/runs", {"input": "hello"})["run_id"]
+    control.set_clock(advance=500)
+    run = hermes_emulator.get(f"/v1/runs/{run_id}")
+    assert (run["status"], run["output"], run["updated_at"]) == ("completed", "hi", (T0 + 500) / 1000)
 
-        control.delete_scenarios()
-        assert control.scenarios() == {"scenarios": []}
-        idle = hermes_emulator.post("/v1/runs", {"input": "hello"})["run_id"]
-        control.set_clock(advance=5000)
-        assert hermes_emulator.get(f"/v1/runs/{idle}")["status"] == "queued", "no scenario after the delete"
-    finally:
-        control.set_clock(reset=True)  # the clock is the server's, shared by the session's tests
+    control.delete_scenarios()
+    assert control.scenarios() == {"scenarios": []}
+    idle = hermes_emulator.post("/v1/runs", {"input": "hello"})["run_id"]
+    control.set_clock(advance=5000)
+    assert hermes_emulator.get(f"/v1/runs/{idle}")["status"] == "queued", "no scenario after the delete"
 
 
 def test_an_invalid_set_is_refused_with_the_path_of_the_bad_field(hermes_emulator):

@@ -79,12 +79,26 @@ def hermes_emulator(hermes_emulator_server: HermesEmulator, request: pytest.Fixt
     """A fresh namespace of the session's emulator for this test.
 
     When the test ends, the namespace is reset (its runs, keys and timeline go, so a long session holds
-    only the current test's state) and its fault rules are deleted. The emulator keeps at most
+    only the current test's state), its fault rules are deleted, and the server's one clock is put back
+    as the test found it (frozen at the same instant, or running with the same offset), so a test that
+    freezes or moves it does not stop the next test's scenario-driven runs. The emulator keeps at most
     --max-namespaces (default 10000) namespaces, so one session runs at most that many such tests.
     """
     ns = Namespace(hermes_emulator_server, namespace_for(request.node.name))
+    clock = ns.control.clock()
     yield ns
     for rule in ns.control.faults():
         if rule.get("namespace") == ns.namespace:
             ns.control.delete_faults(rule["id"])
     ns.control.reset()
+    restore_clock(ns.control, clock)
+
+
+def restore_clock(control: Control, before: dict) -> None:
+    """Puts the clock back to the state before (a GET /__admin/clock answer) when it changed."""
+    now = control.clock()
+    if before["frozen"]:
+        if not now["frozen"] or now["now"] != before["now"]:
+            control.set_clock(set=before["now"], freeze=True)
+    elif now["frozen"] or now["offsetMs"] != before["offsetMs"]:
+        control.set_clock(reset=True, advance=before["offsetMs"])

@@ -2,8 +2,10 @@
 // through control.putScenarios, fired deterministically by advancing a frozen clock through control.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer, ControlError } from "hermes-emulator";
+import { createServer, ControlError, EmulatorError } from "hermes-emulator";
 
 const happyPath = join(import.meta.dirname, "..", "..", "..", "examples", "scenarios", "happy-path.yaml");
 const t0 = 1700000000000;
@@ -89,4 +91,17 @@ test("an invalid set is refused with the path of the bad field, and changes noth
     return true;
   });
   assert.deepEqual(await server.control.scenarios(), good);
+});
+
+test("an invalid scenario file: createServer rejects with the file and the first bad field", async () => {
+  const file = join(mkdtempSync(join(tmpdir(), "hermes-scen-")), "bad.yaml");
+  writeFileSync(file, "scenarios:\n  - name: x\n    steps:\n      - after: 1s\n        observe: {status: running, output: no}\n");
+  await assert.rejects(createServer({ scenarios: file }), (err) => {
+    assert.ok(err instanceof EmulatorError);
+    assert.equal(
+      err.message,
+      `hermes-emulator exited (code 2) before listening: hermes-emulator serve: ${file}: scenarios[0].steps[0].observe: result fields require completed status`,
+    );
+    return true;
+  });
 });

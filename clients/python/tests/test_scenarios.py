@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from hermes_emulator import ControlError, HermesEmulator
+from hermes_emulator import ControlError, EmulatorError, HermesEmulator
 
 HAPPY_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "scenarios", "happy-path.yaml")
 T0 = 1700000000000
@@ -63,3 +63,12 @@ def test_an_invalid_set_is_refused_with_the_path_of_the_bad_field(hermes_emulato
     e = err.value
     assert (e.status, e.type, e.message) == (400, "invalid_request_error", "scenarios[0].steps[0].observe: result fields require completed status")
     assert control.scenarios() == good
+
+
+def test_an_invalid_scenario_file_fails_start_with_the_file_and_the_first_bad_field(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scenarios:\n  - name: x\n    steps:\n      - after: 1s\n        observe: {status: running, output: no}\n")
+    with pytest.raises(EmulatorError) as err:
+        HermesEmulator(scenarios=str(bad)).start()
+    assert str(err.value) == (f"hermes-emulator exited (code 2) before listening: hermes-emulator serve: {bad}: "
+                              "scenarios[0].steps[0].observe: result fields require completed status")

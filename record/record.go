@@ -112,6 +112,13 @@ func New(opts Options) (*Recorder, error) {
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
+			// Rewrite drops the client's X-Forwarded-* headers; the upstream
+			// sees them as the client sent them (and none of ours).
+			for _, k := range [...]string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+				if v, ok := pr.In.Header[k]; ok {
+					pr.Out.Header[k] = v
+				}
+			}
 		},
 		Transport:      opts.Transport,
 		FlushInterval:  -1,

@@ -178,6 +178,17 @@ func (tl *timeline) deliver() bool {
 	return len(tl.steers) > 0 && tl.final != nil && str(tl.final, "status") == "completed" && !tl.final.Has("pending_steer")
 }
 
+// hold keeps a scenario alive: a scenario whose steps have all fired has
+// ended, and a stop then no longer starts on_stop. When the client stopped
+// the run after the agent's last step and something happened after the stop,
+// the list the stop interrupts gets this step, which does nothing visible (steer delivery: no event, no record
+// change) and only falls due long after the stop would come. A scenario needs
+// one step at least: a run nothing happened to gets this one.
+var hold = Step{AfterMs: holdMs, Action: ActDeliverSteers, Body: runs.BoolValue(true)}
+
+// holdMs is the delay of the hold step: one hour.
+const holdMs = 3_600_000
+
 // steps lays the changes out as the scenario's lists: in time order, each
 // delay counted from the previous step (the first from admission), from the
 // client's answer after an approval step, and from the stop for on_stop. A
@@ -202,6 +213,9 @@ func (tl *timeline) steps(speed float64) (steps, ifDenied, onStop []Step) {
 			waiting = false
 		}
 		if !stopDone && !before(c.t, c.order, tl.stopAt, tl.stopOrder) {
+			if !waiting {
+				*target = append(*target, hold)
+			}
 			stopDone, waiting, cur = true, false, tl.stopAt
 			onStop = []Step{}
 			target = &onStop
@@ -224,6 +238,9 @@ func (tl *timeline) steps(speed float64) (steps, ifDenied, onStop []Step) {
 	}
 	if !stopDone {
 		onStop = []Step{}
+	}
+	if len(steps) == 0 {
+		steps = []Step{hold}
 	}
 	return steps, ifDenied, onStop
 }

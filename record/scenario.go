@@ -25,6 +25,8 @@ const (
 	ActObserve  = "observe"
 	ActEvents   = "events"
 	ActApproval = "approval"
+	// ActDeliverSteers is the deliver_steers action (body true).
+	ActDeliverSteers = "deliver_steers"
 )
 
 // Step is one step: a delay and one action with its body (an object for

@@ -438,7 +438,8 @@ func TestC54DurableReplayAcrossRestart(t *testing.T) {
 	}
 }
 
-// idemVector is one entry of ../../shared/vectors/fingerprint.json.
+// idemVector is one entry of runs/testdata/fingerprint.json (the CPython
+// vectors, read by the runs package's tests too).
 type idemVector struct {
 	Raw       string `json:"raw"`
 	MemoryKey string `json:"memoryKey"`
@@ -493,7 +494,7 @@ func idemStoredFingerprints(t *testing.T, path string) map[string]string {
 // is stored with the vector's SHA-256, vectors of equal canonical text replay each
 // other, and a vector of another canonical text conflicts.
 func TestD55D58VectorsFullStack(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "vectors", "fingerprint.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "runs", "testdata", "fingerprint.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

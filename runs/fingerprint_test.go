@@ -32,7 +32,7 @@ func latin1(t *testing.T, s string) string {
 
 // acceptance 55: every CPython vector matches byte for byte.
 func TestFingerprintVectors(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "vectors", "fingerprint.json"))
+	data, err := os.ReadFile(filepath.Join("testdata", "fingerprint.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,38 @@ Usage:
   hermes-emulator version         print the version
   hermes-emulator health [--url]  exit 0 when GET /health answers 200 (container health check)
   hermes-emulator record --upstream URL --out FILE   record a gateway's runs as scenarios (record --help)
-  hermes-emulator --help          this text
+  hermes-emulator --help          this text (also: <command> --help)
 
 Flags of serve (environment variable in brackets):
+`
+
+const serveUsage = `Usage: hermes-emulator serve [flags]
+
+Starts the emulator and serves until SIGINT or SIGTERM, then shuts down
+gracefully (requests in flight finish, streams end, the database closes).
+Every flag can also be set by the environment variable in brackets; an empty
+variable counts as unset, and a flag given on the command line wins.
+
+Flags:
+`
+
+const healthUsage = `Usage: hermes-emulator health [--url URL]
+
+Prints "ok" and exits 0 when GET <url>/health answers 200; otherwise prints
+the reason on stderr and exits 1 (a container health check). Without --url
+and HERMES_EMULATOR_URL it checks http://127.0.0.1:<HERMES_EMULATOR_PORT or 8827>.
+
+Flags:
+`
+
+// versionUsage names both versions: the emulator's own (emulator.Version) and
+// the upstream release whose API it reproduces.
+const versionUsage = `Usage: hermes-emulator version
+
+Prints the emulator's own version, the one every response's x-mockingbird
+header carries ("0.0.0-dev" unless the build stamps it with
+-ldflags "-X github.com/hermes-emulator/hermes-emulator/emulator.Version=v1.2.3").
+The Hermes Agent release whose API it reproduces is pinned at v2026.8.31.
 `
 
 func main() {
@@ -62,8 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		return serve(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, emulator.Version)
-		return 0
+		return version(args[1:], stdout, stderr)
 	case "health":
 		return health(args[1:], stdout, stderr)
 	case "record":
@@ -150,23 +178,24 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	var e envs
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {} // parse errors print one line; --help is answered by serve
 	o := &c.opts
 	adminKey := env("ADMIN_KEY", os.Getenv("MOCKINGBIRD_ADMIN_KEY"))
-	fs.StringVar(&o.Host, "host", env("HOST", "127.0.0.1"), "listen address [HOST]")
-	fs.IntVar(&o.Port, "port", e.getInt("PORT", 8827), "listen port, 0 = any free port [PORT]")
-	fs.StringVar(&o.DBPath, "db", env("DB", ""), "SQLite file (WAL), durable across restarts; default private in-memory [DB]")
-	fs.StringVar(&o.AdminKey, "admin-key", adminKey, "require x-mockingbird-admin-key on /__admin [ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]")
-	fs.StringVar(&o.APIKey, "api-key", env("API_KEY", ""), "upstream bearer auth on the public API [API_KEY]")
-	fs.IntVar(&o.MaxConcurrentRuns, "max-concurrent-runs", e.getInt("MAX_CONCURRENT_RUNS", 0), "live runs per namespace before 429, 0 = no limit [MAX_CONCURRENT_RUNS]")
-	fs.Int64Var(&c.bodyBytes, "max-body-bytes", e.getInt64("MAX_BODY_BYTES", 10_000_000), "request body limit in bytes [MAX_BODY_BYTES]")
-	fs.StringVar(&c.seed, "seed", env("SEED", "0"), "fault-rate RNG seed: decimal integer or any string [SEED]")
-	fs.DurationVar(&o.SSEKeepalive, "sse-keepalive", e.getDur("SSE_KEEPALIVE", 30*time.Second), "idle time before ': keepalive' [SSE_KEEPALIVE]")
-	fs.DurationVar(&o.SSESubscribeWait, "sse-subscribe-wait", e.getDur("SSE_SUBSCRIBE_WAIT", time.Second), "wait before a missing stream answers 404 [SSE_SUBSCRIBE_WAIT]")
-	fs.IntVar(&c.journal, "journal-size", e.getInt("JOURNAL_SIZE", 1000), "journal entries kept per namespace, 0 disables [JOURNAL_SIZE]")
-	fs.IntVar(&o.MaxCheckpoints, "max-checkpoints", e.getInt("MAX_CHECKPOINTS", 1000), "checkpoints kept per namespace timeline [MAX_CHECKPOINTS]")
-	fs.StringVar(&c.logFormat, "log", env("LOG", "pretty"), "log format: pretty, json or off [LOG]")
-	fs.BoolVar(&o.LogRequests, "log-requests", e.getBool("LOG_REQUESTS"), "log one line per vendor request [LOG_REQUESTS]")
-	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [NO_RESPONSE_VALIDATION]")
+	fs.StringVar(&o.Host, "host", env("HOST", "127.0.0.1"), "listen address [HERMES_EMULATOR_HOST]")
+	fs.IntVar(&o.Port, "port", e.getInt("PORT", 8827), "listen port, 0 = any free port [HERMES_EMULATOR_PORT]")
+	fs.StringVar(&o.DBPath, "db", env("DB", ""), "SQLite file (WAL), durable across restarts; default private in-memory [HERMES_EMULATOR_DB]")
+	fs.StringVar(&o.AdminKey, "admin-key", adminKey, "require x-mockingbird-admin-key on /__admin [HERMES_EMULATOR_ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]")
+	fs.StringVar(&o.APIKey, "api-key", env("API_KEY", ""), "upstream bearer auth on the public API [HERMES_EMULATOR_API_KEY]")
+	fs.IntVar(&o.MaxConcurrentRuns, "max-concurrent-runs", e.getInt("MAX_CONCURRENT_RUNS", 0), "live runs per namespace before 429, 0 = no limit [HERMES_EMULATOR_MAX_CONCURRENT_RUNS]")
+	fs.Int64Var(&c.bodyBytes, "max-body-bytes", e.getInt64("MAX_BODY_BYTES", 10_000_000), "request body limit in bytes [HERMES_EMULATOR_MAX_BODY_BYTES]")
+	fs.StringVar(&c.seed, "seed", env("SEED", "0"), "fault-rate RNG seed: decimal integer or any string [HERMES_EMULATOR_SEED]")
+	fs.DurationVar(&o.SSEKeepalive, "sse-keepalive", e.getDur("SSE_KEEPALIVE", 30*time.Second), "idle time before ': keepalive' [HERMES_EMULATOR_SSE_KEEPALIVE]")
+	fs.DurationVar(&o.SSESubscribeWait, "sse-subscribe-wait", e.getDur("SSE_SUBSCRIBE_WAIT", time.Second), "wait before a missing stream answers 404 [HERMES_EMULATOR_SSE_SUBSCRIBE_WAIT]")
+	fs.IntVar(&c.journal, "journal-size", e.getInt("JOURNAL_SIZE", 1000), "journal entries kept per namespace, 0 disables [HERMES_EMULATOR_JOURNAL_SIZE]")
+	fs.IntVar(&o.MaxCheckpoints, "max-checkpoints", e.getInt("MAX_CHECKPOINTS", 1000), "checkpoints kept per namespace timeline [HERMES_EMULATOR_MAX_CHECKPOINTS]")
+	fs.StringVar(&c.logFormat, "log", env("LOG", "pretty"), "log format: pretty, json or off [HERMES_EMULATOR_LOG]")
+	fs.BoolVar(&o.LogRequests, "log-requests", e.getBool("LOG_REQUESTS"), "log one line per vendor request [HERMES_EMULATOR_LOG_REQUESTS]")
+	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [HERMES_EMULATOR_NO_RESPONSE_VALIDATION]")
 	c.env = &e
 	var first error
 	if len(e.bad) > 0 {
@@ -175,20 +204,59 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	return fs, c, first
 }
 
+// parseArgs parses args with fs (whose Usage prints nothing). It returns -1 to
+// go on, or the exit code: 0 after printing help (head, then the flags) on
+// stdout for -h/--help, 2 after a usage error (flag has printed its message).
+func parseArgs(fs *flag.FlagSet, args []string, head string, stdout, stderr io.Writer) int {
+	err := fs.Parse(args)
+	if err == flag.ErrHelp {
+		fmt.Fprint(stdout, head)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "(hermes-emulator %s --help lists the flags)\n", fs.Name())
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hermes-emulator %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2
+	}
+	return -1
+}
+
+// origin names where a value came from in an error message: "--<flag>" when
+// the flag was given, else the environment variable HERMES_EMULATOR_<name>
+// (the flag's default comes from it, or is built in).
+func origin(fs *flag.FlagSet, flagName, envName string) string {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == flagName })
+	if !set && os.Getenv("HERMES_EMULATOR_"+envName) != "" {
+		return "HERMES_EMULATOR_" + envName
+	}
+	return "--" + flagName
+}
+
+// checkPort refuses a port outside 0–65535 as a usage error, naming its origin.
+func checkPort(fs *flag.FlagSet, port int) error {
+	if port < 0 || port > 65535 {
+		return fmt.Errorf("%s must be a port number from 0 to 65535, not %d", origin(fs, "port", "PORT"), port)
+	}
+	return nil
+}
+
 func serve(args []string, stdout, stderr io.Writer) int {
 	fs, c, _ := serveFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if code := parseArgs(fs, args, serveUsage, stdout, stderr); code >= 0 {
+		return code
 	}
 	if envErr := c.env.first(fs); envErr != nil {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", envErr)
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hermes-emulator serve: unexpected argument %q\n", fs.Arg(0))
+	if err := checkPort(fs, c.opts.Port); err != nil {
+		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
 		return 2
 	}
 	var handler slog.Handler
@@ -200,7 +268,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	case "off":
 		handler = slog.NewTextHandler(io.Discard, nil)
 	default:
-		fmt.Fprintf(stderr, "hermes-emulator serve: --log must be pretty, json or off, not %q\n", c.logFormat)
+		fmt.Fprintf(stderr, "hermes-emulator serve: %s must be pretty, json or off, not %q\n", origin(fs, "log", "LOG"), c.logFormat)
 		return 2
 	}
 	o := c.opts
@@ -212,27 +280,56 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if c.journal == 0 {
 		o.JournalSize = -1
 	}
+	// Signals are caught before the banner: a supervisor that stops the
+	// server as soon as it has read the banner gets a graceful shutdown.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	srv, err := emulator.New(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
 		return 1
 	}
-	url := srv.URL()
-	fmt.Fprintf(stdout, "hermes-emulator listening on %s\n", url)
-	fmt.Fprintf(stdout, "hermes-emulator health: GET %s/health\n", url)
-	if o.AdminKey == "" {
-		fmt.Fprintf(stdout, "hermes-emulator admin: %s/__admin (open — pass --admin-key to lock)\n", url)
-	} else {
-		fmt.Fprintf(stdout, "hermes-emulator admin: %s/__admin (x-mockingbird-admin-key required)\n", url)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	banner(stdout, c.logFormat, srv.URL(), o.AdminKey != "")
 	<-ctx.Done()
 	o.Logger.Info("shutting down")
 	if err := srv.Close(); err != nil {
 		fmt.Fprintf(stderr, "hermes-emulator: close: %v\n", err)
 		return 1
 	}
+	return 0
+}
+
+// banner tells on stdout where the server listens: three text lines, or with
+// --log json one JSON log line whose msg keeps the "listening on <url>" text
+// that scripts look for.
+func banner(stdout io.Writer, format, url string, locked bool) {
+	if format == "json" {
+		admin := "open"
+		if locked {
+			admin = "x-mockingbird-admin-key required"
+		}
+		slog.New(slog.NewJSONHandler(stdout, nil)).Info("hermes-emulator listening on "+url,
+			"url", url, "health", url+"/health", "admin", url+"/__admin", "adminAccess", admin)
+		return
+	}
+	fmt.Fprintf(stdout, "hermes-emulator listening on %s\n", url)
+	fmt.Fprintf(stdout, "hermes-emulator health: GET %s/health\n", url)
+	if !locked {
+		fmt.Fprintf(stdout, "hermes-emulator admin: %s/__admin (open — pass --admin-key to lock)\n", url)
+	} else {
+		fmt.Fprintf(stdout, "hermes-emulator admin: %s/__admin (x-mockingbird-admin-key required)\n", url)
+	}
+}
+
+// version prints emulator.Version (see versionUsage).
+func version(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	if code := parseArgs(fs, args, versionUsage, stdout, stderr); code >= 0 {
+		return code
+	}
+	fmt.Fprintln(stdout, emulator.Version)
 	return 0
 }
 
@@ -248,13 +345,20 @@ func health(args []string, stdout, stderr io.Writer) int {
 	port := e.getInt("PORT", 8827)
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := fs.String("url", env("URL", "http://127.0.0.1:"+strconv.Itoa(port)), "base URL of the emulator")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() {}
+	url := fs.String("url", env("URL", "http://127.0.0.1:"+strconv.Itoa(port)), "base URL of the emulator [HERMES_EMULATOR_URL]")
+	if code := parseArgs(fs, args, healthUsage, stdout, stderr); code >= 0 {
+		return code
 	}
-	if err := e.first(fs); err != nil && !urlSet(fs) {
-		fmt.Fprintf(stderr, "hermes-emulator health: %v\n", err)
-		return 2
+	if !urlSet(fs) && env("URL", "") == "" {
+		err := e.first(fs)
+		if err == nil && (port < 0 || port > 65535) {
+			err = fmt.Errorf("HERMES_EMULATOR_PORT must be a port number from 0 to 65535, not %d", port)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "hermes-emulator health: %v\n", err)
+			return 2
+		}
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	resp, err := client.Get(strings.TrimSuffix(*url, "/") + "/health")

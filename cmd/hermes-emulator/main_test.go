@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"flag"
 	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,7 +59,19 @@ func TestRunCommands(t *testing.T) {
 		{"version", []string{"version"}, 0, emulator.Version + "\n", ""},
 		{"--version", []string{"--version"}, 0, emulator.Version + "\n", ""},
 		{"unknown command", []string{"start"}, 2, "", "hermes-emulator: unknown command \"start\" (try --help)\n"},
-		{"serve --help", []string{"serve", "--help"}, 0, "", ""},
+		{"serve --help", []string{"serve", "--help"}, 0, serveUsage, ""},
+		{"serve -h", []string{"serve", "-h"}, 0, serveUsage, ""},
+		{"health --help", []string{"health", "--help"}, 0, healthUsage, ""},
+		{"health -h", []string{"health", "-h"}, 0, healthUsage, ""},
+		{"version --help", []string{"version", "--help"}, 0, versionUsage, ""},
+		{"version -h", []string{"version", "-h"}, 0, versionUsage, ""},
+		{"version extra argument", []string{"version", "now"}, 2, "", "hermes-emulator version: unexpected argument \"now\"\n"},
+		{"health extra argument", []string{"health", "now"}, 2, "", "hermes-emulator health: unexpected argument \"now\"\n"},
+		{"serve unknown flag", []string{"serve", "--nope"}, 2, "", "flag provided but not defined: -nope\n(hermes-emulator serve --help lists the flags)\n"},
+		{"health unknown flag", []string{"health", "--nope"}, 2, "", "flag provided but not defined: -nope\n(hermes-emulator health --help lists the flags)\n"},
+		{"serve port too high", []string{"serve", "--port", "70000"}, 2, "", "hermes-emulator serve: --port must be a port number from 0 to 65535, not 70000\n"},
+		{"serve port 65536", []string{"serve", "--port", "65536"}, 2, "", "hermes-emulator serve: --port must be a port number from 0 to 65535, not 65536\n"},
+		{"serve negative port", []string{"serve", "--port", "-1"}, 2, "", "hermes-emulator serve: --port must be a port number from 0 to 65535, not -1\n"},
 		{"serve extra argument", []string{"serve", "now"}, 2, "", "hermes-emulator serve: unexpected argument \"now\"\n"},
 		{"serve bad log", []string{"serve", "--log", "xml"}, 2, "", "hermes-emulator serve: --log must be pretty, json or off, not \"xml\"\n"},
 		{"serve cannot listen", []string{"serve", "--port", "0"}, 1, "", ""},
@@ -67,8 +86,8 @@ func TestRunCommands(t *testing.T) {
 			if !strings.HasPrefix(stdout, tc.stdout) {
 				t.Fatalf("stdout %q, want prefix %q", stdout, tc.stdout)
 			}
-			if tc.name == "serve --help" || tc.name == "serve cannot listen" {
-				return // flag usage / listen error text belongs to the libraries
+			if tc.name == "serve cannot listen" {
+				return // the listen error's text belongs to the net package
 			}
 			if stderr != tc.stderr {
 				t.Fatalf("stderr %q, want %q", stderr, tc.stderr)
@@ -210,5 +229,152 @@ func TestFlagWinsOverInvalidEnv(t *testing.T) {
 	}
 	if err := c.env.first(fs); err == nil || err.Error() != `HERMES_EMULATOR_PORT: invalid value "abc"` {
 		t.Fatalf("without the flag: %v", err)
+	}
+}
+
+// --help lists every flag of serve with its real environment variable, and
+// help goes to stdout whole: the usage text, then the flags.
+func TestHelpNamesEnvironmentVariables(t *testing.T) {
+	cliClean(t)
+	code, stdout, stderr := cliRun("serve", "--help")
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, serveUsage) {
+		t.Fatalf("exit %d stderr %q stdout %q", code, stderr, stdout)
+	}
+	fs, _, _ := serveFlags(io.Discard)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		want := "[HERMES_EMULATOR_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if !strings.Contains(f.Usage, want) || !strings.Contains(stdout, f.Usage) {
+			t.Errorf("--%s: usage %q does not name %s] or is missing from --help", f.Name, f.Usage, want)
+		}
+	})
+	if n != 15 {
+		t.Fatalf("%d flags, want 15", n)
+	}
+	if !strings.Contains(stdout, "[HERMES_EMULATOR_ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]") {
+		t.Errorf("--admin-key does not name MOCKINGBIRD_ADMIN_KEY")
+	}
+	for _, short := range []string{"[PORT]", "[HOST]", "[DB]", "[LOG]"} {
+		if strings.Contains(stdout, short) {
+			t.Errorf("--help still shows %s", short)
+		}
+	}
+	code, top, _ := cliRun("--help")
+	if code != 0 || !strings.Contains(top, "[HERMES_EMULATOR_PORT]") {
+		t.Fatalf("hermes-emulator --help: exit %d, no [HERMES_EMULATOR_PORT] in %q", code, top)
+	}
+}
+
+// A value checked after parsing names where it came from: the flag when it
+// was given, else its environment variable.
+func TestCheckedValuesNameTheirOrigin(t *testing.T) {
+	tests := []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"PORT", "70000"}, []string{"serve"}, "hermes-emulator serve: HERMES_EMULATOR_PORT must be a port number from 0 to 65535, not 70000\n"},
+		{[]string{"PORT", "-5"}, []string{"serve"}, "hermes-emulator serve: HERMES_EMULATOR_PORT must be a port number from 0 to 65535, not -5\n"},
+		{[]string{"PORT", "9000"}, []string{"serve", "--port", "70000"}, "hermes-emulator serve: --port must be a port number from 0 to 65535, not 70000\n"},
+		{[]string{"LOG", "xml"}, []string{"serve"}, "hermes-emulator serve: HERMES_EMULATOR_LOG must be pretty, json or off, not \"xml\"\n"},
+		{[]string{"LOG", "json"}, []string{"serve", "--log", "xml"}, "hermes-emulator serve: --log must be pretty, json or off, not \"xml\"\n"},
+		{[]string{"PORT", "70000"}, []string{"health"}, "hermes-emulator health: HERMES_EMULATOR_PORT must be a port number from 0 to 65535, not 70000\n"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(append(tc.env, tc.args...), " "), func(t *testing.T) {
+			cliClean(t, tc.env...)
+			code, stdout, stderr := cliRun(tc.args...)
+			if code != 2 || stdout != "" || stderr != tc.want {
+				t.Fatalf("exit %d stdout %q stderr %q, want 2 %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+	t.Run("health --url makes the port moot", func(t *testing.T) {
+		cliClean(t, "PORT", "70000")
+		code, _, stderr := cliRun("health", "--url", "http://192.0.2.1:1")
+		if code != 1 || !strings.HasPrefix(stderr, "unhealthy: ") {
+			t.Fatalf("exit %d stderr %q, want 1 unhealthy", code, stderr)
+		}
+	})
+}
+
+// The banner: three text lines, or with --log json one JSON log line.
+func TestBanner(t *testing.T) {
+	var b bytes.Buffer
+	banner(&b, "pretty", "http://127.0.0.1:8827", false)
+	want := "hermes-emulator listening on http://127.0.0.1:8827\n" +
+		"hermes-emulator health: GET http://127.0.0.1:8827/health\n" +
+		"hermes-emulator admin: http://127.0.0.1:8827/__admin (open — pass --admin-key to lock)\n"
+	if b.String() != want {
+		t.Fatalf("pretty banner %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	banner(&b, "off", "http://h:1", true)
+	if want := "hermes-emulator listening on http://h:1\nhermes-emulator health: GET http://h:1/health\n" +
+		"hermes-emulator admin: http://h:1/__admin (x-mockingbird-admin-key required)\n"; b.String() != want {
+		t.Fatalf("off banner %q, want %q", b.String(), want)
+	}
+	for _, locked := range []bool{false, true} {
+		b.Reset()
+		banner(&b, "json", "http://h:1", locked)
+		var line map[string]any
+		if err := json.Unmarshal(b.Bytes(), &line); err != nil || strings.Count(b.String(), "\n") != 1 {
+			t.Fatalf("json banner %q: %v", b.String(), err)
+		}
+		access := map[bool]string{false: "open", true: "x-mockingbird-admin-key required"}[locked]
+		if line["level"] != "INFO" || line["msg"] != "hermes-emulator listening on http://h:1" || line["url"] != "http://h:1" ||
+			line["health"] != "http://h:1/health" || line["admin"] != "http://h:1/__admin" || line["adminAccess"] != access || line["time"] == nil {
+			t.Fatalf("json banner %q", b.String())
+		}
+	}
+}
+
+// The built binary: `version` prints what -ldflags stamps, and serve --log json
+// starts with its JSON banner line on stdout and stops on SIGTERM with exit 0.
+func TestBinaryVersionAndJSONBanner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "hermes-emulator")
+	build := exec.Command("go", "build", "-o", bin,
+		"-ldflags", "-X github.com/hermes-emulator/hermes-emulator/emulator.Version=v1.2.3", ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cliClean(t)
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || string(out) != "v1.2.3\n" {
+		t.Fatalf("version: %q %v, want \"v1.2.3\\n\"", out, err)
+	}
+	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", "0", "--log", "json")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("no banner line: %v", err)
+	}
+	var line struct{ Msg, URL string }
+	if err := json.Unmarshal([]byte(first), &line); err != nil || line.URL == "" || line.Msg != "hermes-emulator listening on "+line.URL {
+		cmd.Process.Kill()
+		t.Fatalf("banner %q: %v", first, err)
+	}
+	resp, err := http.Get(line.URL + "/health")
+	if err != nil || resp.StatusCode != 200 || resp.Header.Get("X-Mockingbird") != "hermes@v1.2.3; ns=default" {
+		cmd.Process.Kill()
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v, want exit 0", err)
 	}
 }

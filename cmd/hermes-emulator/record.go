@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,7 +36,7 @@ func recordCmd(args []string, stdout, stderr io.Writer) int {
 func recordUntil(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, recordUsage); fs.PrintDefaults() }
+	fs.Usage = func() {}
 	var o record.Options
 	var match string
 	host := fs.String("host", "127.0.0.1", "listen address")
@@ -48,15 +47,8 @@ func recordUntil(args []string, stdout, stderr io.Writer, stop <-chan os.Signal)
 	fs.BoolVar(&o.APIKeyPassthrough, "api-key-passthrough", false, "reuse a client's Authorization once to read /v1/capabilities (never stored)")
 	fs.Float64Var(&o.Speed, "speed", 1, "divide every recorded delay by this factor")
 	fs.StringVar(&match, "match", "input", "how a scenario selects its run: input or order")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hermes-emulator record: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code := parseArgs(fs, args, recordUsage, stdout, stderr); code >= 0 {
+		return code
 	}
 	if o.Speed <= 0 {
 		fmt.Fprintf(stderr, "hermes-emulator record: --speed must be greater than 0, not %g\n", o.Speed)

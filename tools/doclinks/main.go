@@ -1,0 +1,212 @@
+// Command doclinks checks that every relative link in Markdown files resolves
+// inside the repository: the file (or folder) exists, the path does not leave
+// the repository, and a #fragment names a heading (GitHub's anchor rules) or an
+// <a id="…"> of the target page. Links with a scheme (https:, mailto:) are not
+// fetched.
+//
+//	go run ./tools/doclinks [-root DIR] FILE.md…
+//
+// It prints one line per broken link and exits 1 when there is any; scripts/check
+// runs it over every tracked Markdown file.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+func main() {
+	root := flag.String("root", ".", "repository root: no link may point outside it")
+	flag.Parse()
+	bad := 0
+	for _, f := range flag.Args() {
+		problems, err := Check(*root, f)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "doclinks: %v\n", err)
+			os.Exit(2)
+		}
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, p)
+		}
+		bad += len(problems)
+	}
+	if bad > 0 {
+		fmt.Fprintf(os.Stderr, "doclinks: %d broken link(s)\n", bad)
+		os.Exit(1)
+	}
+}
+
+// A Link is one link target found in a Markdown file, with its line number.
+type Link struct {
+	Line   int
+	Target string
+}
+
+var (
+	inlineLink = regexp.MustCompile(`\]\((?:<([^<>]+)>|([^()\s]*(?:\([^()\s]*\)[^()\s]*)*))(?:\s+"[^"]*")?\)`)
+	refLink    = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s*(\S+)`)
+	htmlAnchor = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
+	codeSpan   = regexp.MustCompile("`+[^`]*`+")
+)
+
+// Links returns the link targets of a Markdown text, skipping fenced code
+// blocks and inline code spans.
+func Links(text string) []Link {
+	var out []Link
+	fence := ""
+	for i, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence = trimmed[:3]
+			continue
+		}
+		line = codeSpan.ReplaceAllString(line, "")
+		for _, m := range inlineLink.FindAllStringSubmatch(line, -1) {
+			out = append(out, Link{i + 1, m[1] + m[2]}) // <target> or target
+		}
+		if m := refLink.FindStringSubmatch(line); m != nil {
+			out = append(out, Link{i + 1, m[1]})
+		}
+	}
+	return out
+}
+
+// Anchors returns the fragment names a Markdown page defines: one per heading,
+// made the way GitHub makes them (lowercase; letters, digits, spaces, '-' and
+// '_' kept, other characters dropped; spaces become '-'; a repeated anchor
+// gets -1, -2, …), plus every <a id="…"> or <a name="…">.
+func Anchors(text string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	fence := ""
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence = trimmed[:3]
+			continue
+		}
+		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
+			out[m[1]] = true
+		}
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimLeft(line, "#")
+		if title == "" || title[0] != ' ' {
+			continue
+		}
+		slug := Slug(title)
+		if n := seen[slug]; n > 0 {
+			out[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			out[slug] = true
+		}
+		seen[slug]++
+	}
+	return out
+}
+
+var (
+	mdLink  = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	htmlTag = regexp.MustCompile(`<[^>]+>`)
+)
+
+// Slug is GitHub's anchor for a heading's text.
+func Slug(title string) string {
+	title = mdLink.ReplaceAllString(title, "$1")
+	title = htmlTag.ReplaceAllString(title, "")
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(title)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Check returns a description of every broken relative link of the Markdown
+// file path (relative to root or absolute).
+func Check(root, path string) ([]string, error) {
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	file := path
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(absRoot, path)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	for _, l := range Links(string(data)) {
+		if msg := checkLink(absRoot, file, string(data), l.Target); msg != "" {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s: %s", path, l.Line, l.Target, msg))
+		}
+	}
+	return problems, nil
+}
+
+var scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+
+// checkLink returns why target, a link of the file at path with content text,
+// does not resolve, or "".
+func checkLink(root, path, text, target string) string {
+	if target == "" {
+		return "empty link"
+	}
+	if scheme.MatchString(target) {
+		return ""
+	}
+	target, frag, _ := strings.Cut(target, "#")
+	if target == "" {
+		if !Anchors(text)[frag] {
+			return "no heading or anchor #" + frag + " in this page"
+		}
+		return ""
+	}
+	if strings.HasPrefix(target, "/") {
+		return "absolute path: write it relative to this page"
+	}
+	dest := filepath.Clean(filepath.Join(filepath.Dir(path), filepath.FromSlash(target)))
+	rel, err := filepath.Rel(root, dest)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "points outside the repository"
+	}
+	info, err := os.Stat(dest)
+	if err != nil {
+		return "no such file or folder in the repository"
+	}
+	if frag == "" || info.IsDir() || !strings.HasSuffix(dest, ".md") {
+		return ""
+	}
+	data, err := os.ReadFile(dest)
+	if err != nil {
+		return err.Error()
+	}
+	if !Anchors(string(data))[frag] {
+		return "no heading or anchor #" + frag + " in " + target
+	}
+	return ""
+}

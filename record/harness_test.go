@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,14 @@ type rig struct {
 	rec *Recorder
 	px  *httptest.Server
 	out string
+	// base is where the client sends its requests: the proxy, or (replay)
+	// the emulator itself.
+	base string
+	// replay: no control calls move runs (a scenario does); advance still
+	// moves the clock.
+	replay bool
+	// said is the client's transcript: every answer and every SSE item.
+	said []string
 }
 
 func newRig(t *testing.T, o Options) *rig {
@@ -50,7 +59,7 @@ func newRig(t *testing.T, o Options) *rig {
 	}
 	px := httptest.NewServer(rec)
 	t.Cleanup(px.Close)
-	return &rig{t: t, up: up, ctl: control.New(up.URL()), rec: rec, px: px, out: o.Out}
+	return &rig{t: t, up: up, ctl: control.New(up.URL()), rec: rec, px: px, out: o.Out, base: px.URL}
 }
 
 // answer is one response as the client saw it.
@@ -63,7 +72,9 @@ type reply struct {
 // do sends method path (through the proxy) with body and the client's headers.
 func (r *rig) do(method, path, body string) reply {
 	r.t.Helper()
-	return send(r.t, r.px.URL, method, path, body)
+	a := send(r.t, r.base, method, path, body)
+	r.said = append(r.said, method+" "+path+" "+body+" -> "+strconv.Itoa(a.status)+" "+a.body)
+	return a
 }
 
 func send(t *testing.T, base, method, path, body string) reply {
@@ -123,17 +134,23 @@ func (r *rig) advance(d time.Duration) {
 	}
 }
 
-// observe posts a raw observe body.
+// observe posts a raw observe body (not on replay).
 func (r *rig) observe(id, body string) {
 	r.t.Helper()
+	if r.replay {
+		return
+	}
 	if _, err := r.ctl.Observe(context.Background(), id, json.RawMessage(body)); err != nil {
 		r.t.Fatal(err)
 	}
 }
 
-// events posts raw events.
+// events posts raw events (not on replay).
 func (r *rig) events(id string, events ...string) {
 	r.t.Helper()
+	if r.replay {
+		return
+	}
 	var es []any
 	for _, e := range events {
 		es = append(es, json.RawMessage(e))
@@ -145,6 +162,7 @@ func (r *rig) events(id string, events ...string) {
 
 // stream is a client's SSE subscription through the proxy, read frame by frame.
 type stream struct {
+	r    *rig
 	t    *testing.T
 	resp *http.Response
 	rd   *bufio.Reader
@@ -153,13 +171,13 @@ type stream struct {
 
 func (r *rig) subscribe(id string) *stream {
 	r.t.Helper()
-	req, _ := http.NewRequest("GET", r.px.URL+"/v1/runs/"+id+"/events", nil)
+	req, _ := http.NewRequest("GET", r.base+"/v1/runs/"+id+"/events", nil)
 	req.Header.Set("Authorization", token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		r.t.Fatalf("subscribe: %v %v", err, resp)
 	}
-	s := &stream{t: r.t, resp: resp, rd: bufio.NewReader(resp.Body)}
+	s := &stream{r: r, t: r.t, resp: resp, rd: bufio.NewReader(resp.Body)}
 	r.t.Cleanup(func() { resp.Body.Close() })
 	return s
 }
@@ -176,6 +194,7 @@ func (s *stream) next() string {
 		}
 		if line == "\n" {
 			s.all.WriteString(b.String())
+			s.r.said = append(s.r.said, "SSE "+b.String())
 			return b.String()
 		}
 	}

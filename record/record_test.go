@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -134,7 +135,15 @@ func TestRecordSession(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, c.opts)
 			r.do("GET", "/v1/capabilities", "")
-			session(r)
+			ids := session(r)
+			for _, path := range []string{"/v1/runs/" + ids[0], "/v1/runs/" + ids[1], "/v1/runs/missing", "/v1/capabilities", "/v1/nope"} {
+				direct, proxied := send(t, r.up.URL(), "GET", path, ""), send(t, r.px.URL, "GET", path, "")
+				direct.header.Del("Date")
+				proxied.header.Del("Date")
+				if !reflect.DeepEqual(direct, proxied) {
+					t.Errorf("GET %s: direct %+v, proxied %+v", path, direct, proxied)
+				}
+			}
 			if got := r.do("POST", FlushPath, ""); got.status != 200 || got.body != `{"file":`+quoteJSON(r.out)+`,"scenarios":4}` {
 				t.Fatalf("flush: %+v", got)
 			}

@@ -32,8 +32,8 @@ type buildOptions struct {
 	redact bool
 }
 
-// scenarios turns recorded runs (in admission order) into scenarios.
-func scenarios(logs []*runLog, o buildOptions) []Scenario {
+// buildScenarios turns recorded runs (in admission order) into scenarios.
+func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 	out := make([]Scenario, 0, len(logs))
 	firstByInput := map[string]string{}
 	for _, l := range logs {

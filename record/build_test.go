@@ -35,7 +35,7 @@ func render(t *testing.T, l *runLog, opts buildOptions) string {
 	if opts.match == "" {
 		opts.match = MatchInput
 	}
-	out := string(writeFile(nil, scenarios([]*runLog{l}, opts)))
+	out := string(writeFile(nil, buildScenarios([]*runLog{l}, opts)))
 	out = strings.TrimPrefix(out, "scenarios:\n")
 	return out[strings.Index(out, "\n")+1:] // without "# upstream run …"
 }
@@ -120,7 +120,7 @@ func TestDuplicateInputs(t *testing.T) {
 		{seq: 1, runID: "run_a", input: "same", hasInput: true},
 		{seq: 2, runID: "run_b", input: "same", hasInput: true},
 	}
-	ss := scenarios(logs, buildOptions{speed: 1, match: MatchInput})
+	ss := buildScenarios(logs, buildOptions{speed: 1, match: MatchInput})
 	if c := ss[1].Comment; len(c) != 2 || c[1] != "never selected with --match input: rec-001 has the same input and comes first" {
 		t.Errorf("comment: %q", c)
 	}

@@ -205,7 +205,7 @@ func (r *Recorder) Scenarios() ([]byte, int) {
 	}
 	dropped, info := r.dropped, r.info
 	r.mu.Unlock()
-	ss := scenarios(logs, buildOptions{speed: r.opts.Speed, match: r.opts.Match, redact: r.opts.Redact})
+	ss := buildScenarios(logs, buildOptions{speed: r.opts.Speed, match: r.opts.Match, redact: r.opts.Redact})
 	return writeFile(r.header(len(ss), dropped, info), ss), len(ss)
 }
 

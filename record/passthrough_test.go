@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
 )
 
 // seen is a request as the upstream received it.
@@ -193,5 +197,37 @@ func TestFlushRoute(t *testing.T) {
 	data, _ := r.rec.Scenarios()
 	if !strings.HasSuffix(string(data), "\nscenarios: []\n") || !strings.Contains(string(data), "Upstream: unknown (no GET /v1/capabilities answered 200).") {
 		t.Errorf("empty recording:\n%s", data)
+	}
+}
+
+func TestAPIKeyPassthrough(t *testing.T) {
+	for _, pass := range []bool{false, true} {
+		up := emulatortest.New(t, emulator.Options{APIKey: strings.TrimPrefix(token, "Bearer ")})
+		rec, err := New(Options{Upstream: up.URL(), Out: filepath.Join(t.TempDir(), "o.yaml"), APIKeyPassthrough: pass})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.FetchCapabilities(context.Background(), ""); err == nil || err.Error() != "record: GET /v1/capabilities: status 401" {
+			t.Fatalf("probe without a key: %v", err)
+		}
+		px := httptest.NewServer(rec)
+		if got := send(t, px.URL, "GET", "/v1/runs/missing", ""); got.status != 404 {
+			t.Fatalf("poll: %+v", got)
+		}
+		want := ""
+		if pass {
+			want = "platform hermes-agent, hermes@" + emulator.Version
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for rec.Info() != want && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := rec.Info(); got != want {
+			t.Errorf("passthrough %v: info %q, want %q", pass, got, want)
+		}
+		if strings.Contains(rec.dump(), "sk-never-stored") {
+			t.Error("the recorder holds the key")
+		}
+		px.Close()
 	}
 }

@@ -41,7 +41,15 @@ func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 		s := Scenario{Name: fmt.Sprintf("rec-%03d", l.seq)}
 		s.Comment = append(s.Comment, fmt.Sprintf("upstream run %s, admitted %s", l.runID, isoSeconds(tl.admitted)))
 		s.Match, s.Comment = match(l, o, firstByInput, s.Name, s.Comment)
-		s.Steps, s.IfDenied, s.OnStop = tl.steps(o.speed)
+		s.Steps, s.IfDenied, s.OnStop = tl.steps(o.speed, 0)
+		// A long answer streams many deltas: merge events that are close in
+		// time until every list fits the loader's limit.
+		for q := 0.01; tooLong(s) && q < 1e6; q *= 2 {
+			s.Steps, s.IfDenied, s.OnStop = tl.steps(o.speed, q)
+			if !tooLong(s) {
+				s.Comment = append(s.Comment, fmt.Sprintf("events within %gms of a step's first event merged into it (at most %d steps a list)", q*1000, maxSteps))
+			}
+		}
 		s.DeliverSteers = tl.deliver()
 		if o.redact {
 			s.Steps, s.IfDenied, s.OnStop = redactSteps(s.Steps), redactSteps(s.IfDenied), redactSteps(s.OnStop)
@@ -52,7 +60,7 @@ func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 		if l.full {
 			s.Comment = append(s.Comment, fmt.Sprintf("recording stopped after %d observations", MaxObservations))
 		}
-		if n := len(s.Steps); n > maxSteps || len(s.IfDenied) > maxSteps || len(s.OnStop) > maxSteps {
+		if tooLong(s) {
 			s.Steps, s.IfDenied, s.OnStop = cut(s.Steps), cut(s.IfDenied), cut(s.OnStop)
 			s.Comment = append(s.Comment, fmt.Sprintf("step lists cut to %d steps", maxSteps))
 		}
@@ -63,6 +71,10 @@ func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 
 // maxSteps is the scenario loader's limit on one step list.
 const maxSteps = 1000
+
+func tooLong(s Scenario) bool {
+	return len(s.Steps) > maxSteps || len(s.IfDenied) > maxSteps || len(s.OnStop) > maxSteps
+}
 
 func cut(ss []Step) []Step {
 	if len(ss) > maxSteps {

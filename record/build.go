@@ -193,8 +193,9 @@ const holdMs = 3_600_000
 // delay counted from the previous step (the first from admission), from the
 // client's answer after an approval step, and from the stop for on_stop. A
 // deny moves the rest into if_denied, the stop into on_stop. Consecutive
-// events at the same time become one events step.
-func (tl *timeline) steps(speed float64) (steps, ifDenied, onStop []Step) {
+// events within quantum seconds of the first of them become one events step
+// (quantum 0: at the same time).
+func (tl *timeline) steps(speed, quantum float64) (steps, ifDenied, onStop []Step) {
 	sort.SliceStable(tl.changes, func(a, b int) bool {
 		if tl.changes[a].t != tl.changes[b].t {
 			return tl.changes[a].t < tl.changes[b].t
@@ -220,7 +221,7 @@ func (tl *timeline) steps(speed float64) (steps, ifDenied, onStop []Step) {
 			onStop = []Step{}
 			target = &onStop
 		}
-		if n := len(*target); c.step.Action == ActEvents && n > 0 && (*target)[n-1].Action == ActEvents && c.t == lastT {
+		if n := len(*target); c.step.Action == ActEvents && n > 0 && (*target)[n-1].Action == ActEvents && c.t-lastT <= quantum {
 			last := &(*target)[n-1]
 			last.Body = runs.ArrayValue(append(append([]runs.Value(nil), last.Body.Arr...), c.step.Body.Arr...)...)
 			continue

@@ -174,3 +174,27 @@ func TestRedactStep(t *testing.T) {
 		t.Errorf("events: %s", got)
 	}
 }
+
+// A stream of many deltas is merged into fewer events steps, never cut.
+func TestManyDeltas(t *testing.T) {
+	l := &runLog{seq: 1, runID: "run_1", admitted: 100, input: "long", hasInput: true}
+	for i := range 2500 {
+		at := 100 + float64(i)/1000
+		l.obs = append(l.obs, observation{kind: obsFrame, at: at, body: o(t, `{"event":"message.delta","run_id":"run_1","timestamp":`+runs.FormatPyFloat(at)+`,"delta":"w"}`)})
+	}
+	l.obs = append(l.obs, observation{kind: obsFrame, at: 103, body: o(t, `{"event":"run.completed","run_id":"run_1","timestamp":103.0,"output":"x","usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0}}`)})
+	s := buildScenarios([]*runLog{l}, buildOptions{speed: 1, match: MatchInput})[0]
+	deltas := 0
+	for _, st := range s.Steps {
+		if st.Action == ActEvents {
+			deltas += len(st.Body.Arr)
+		}
+	}
+	last := s.Steps[len(s.Steps)-1]
+	if len(s.Steps) > maxSteps || deltas != 2500 || last.Action != ActObserve || str(last.Body.Obj, "status") != "completed" {
+		t.Errorf("%d steps, %d deltas, last %s %s", len(s.Steps), deltas, last.Action, flow(last.Body))
+	}
+	if c := s.Comment[len(s.Comment)-1]; c != "events within 10ms of a step's first event merged into it (at most 1000 steps a list)" {
+		t.Errorf("comment %q", c)
+	}
+}

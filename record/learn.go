@@ -164,21 +164,21 @@ func (r *Recorder) learn(ex *exchange, status int, body []byte) {
 		}
 	case routeGet:
 		if str(ans, "object") == "hermes.run" {
-			r.observe(ex.key, observation{kind: obsRecord, at: ex.at, body: ans})
+			r.observe(ex.key, observation{kind: obsRecord, at: ex.at, body: ans}, body)
 		}
 	case routeStop:
 		switch {
 		case ans.Len() == 2 && str(ans, "status") == "stopping":
-			r.observe(ex.key, observation{kind: obsStop, at: ex.at})
+			r.observe(ex.key, observation{kind: obsStop, at: ex.at}, body)
 		case str(ans, "object") == "hermes.run":
-			r.observe(ex.key, observation{kind: obsRecord, at: ex.at, body: ans})
+			r.observe(ex.key, observation{kind: obsRecord, at: ex.at, body: ans}, body)
 		}
 	case routeApproval:
-		r.observe(ex.key, observation{kind: obsAnswer, at: ex.at, body: ans})
+		r.observe(ex.key, observation{kind: obsAnswer, at: ex.at, body: ans}, body)
 	case routeSteer:
 		b, _ := runs.Parse(ex.request())
 		if text, err := runs.SteerText(b); err == nil {
-			r.observe(ex.key, observation{kind: obsSteer, at: ex.at, text: text})
+			r.observe(ex.key, observation{kind: obsSteer, at: ex.at, text: text}, body)
 		}
 	}
 }
@@ -215,11 +215,11 @@ func (r *Recorder) admit(ex *exchange, runID string, reqBody []byte) {
 
 // observe adds o to the log of the run with key (runs not admitted through
 // the recorder are not recorded).
-func (r *Recorder) observe(key string, o observation) {
+func (r *Recorder) observe(key string, o observation, raw []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if l := r.runs[key]; l != nil {
-		l.add(o)
+		l.add(o, raw)
 	}
 }
 
@@ -229,7 +229,7 @@ func (r *Recorder) learnFrame(ex *exchange, data []byte, at float64) {
 	if err != nil || v.Kind != runs.Object {
 		return
 	}
-	r.observe(ex.key, observation{kind: obsFrame, at: at, body: v.Obj})
+	r.observe(ex.key, observation{kind: obsFrame, at: at, body: v.Obj}, data)
 }
 
 // learnCapabilities keeps what a 200 of GET /v1/capabilities says the

@@ -12,8 +12,9 @@ const (
 	// MaxRuns is the most runs one recording keeps (the scenario loader's own
 	// limit on scenarios per set); later admissions are proxied, not recorded.
 	MaxRuns = 1000
-	// MaxObservations is the most observations kept per run (polls, frames,
-	// answers, steers, stops); later ones are proxied, not recorded.
+	// MaxObservations is the most SSE frames kept per run, and the most other
+	// observations (changed records, answers, steers, stops); later ones are
+	// proxied, not recorded.
 	MaxObservations = 10000
 	// MaxBodyBytes is the most bytes of one request or response body, or of one
 	// SSE frame, the recorder reads along; a longer one is forwarded whole but
@@ -59,14 +60,31 @@ type runLog struct {
 	sessionID string
 	obs       []observation
 	full      bool // MaxObservations reached
+	// frames and others count the observations kept; lastRecord is the
+	// bytes of the last record kept.
+	frames, others int
+	lastRecord     string
 }
 
-// add appends an observation unless the run is full.
-func (l *runLog) add(o observation) {
-	if len(l.obs) >= MaxObservations {
+// add appends an observation unless the run is full: at most MaxObservations
+// frames and as many other observations. A polled record equal to the last
+// one kept adds nothing (a client polling an idle run fills nothing up).
+func (l *runLog) add(o observation, raw []byte) {
+	if o.kind == obsRecord {
+		if string(raw) == l.lastRecord {
+			return
+		}
+		l.lastRecord = string(raw)
+	}
+	n := &l.others
+	if o.kind == obsFrame {
+		n = &l.frames
+	}
+	if *n >= MaxObservations {
 		l.full = true
 		return
 	}
+	*n++
 	l.obs = append(l.obs, o)
 }
 

@@ -38,7 +38,11 @@ func offset(l *runLog) float64 {
 // updated_at, a frame at its timestamp, and what has no upstream time (an
 // admission nobody polled, an answer nobody saw echoed) at its local arrival
 // time moved by offset.
+//
+// Observations are read in arrival order: an answer is learnt only after it
+// has crossed, so one may be appended after the next request's.
 func readTimeline(l *runLog) *timeline {
+	sort.SliceStable(l.obs, func(a, b int) bool { return l.obs[a].at < l.obs[b].at })
 	off := offset(l)
 	tl := &timeline{admitted: l.admitted - off}
 	haveCreated := false

@@ -72,6 +72,7 @@ type Recorder struct {
 	order   []*runLog
 	dropped int    // admissions past MaxRuns
 	info    string // what the upstream says it is, "" = unknown
+	busy    int    // answers of public routes (not streams) still crossing
 }
 
 // New returns a Recorder of opts. It does not contact the upstream.
@@ -145,9 +146,36 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	if ex := r.exchangeOf(req); ex != nil {
 		req = req.WithContext(context.WithValue(req.Context(), exchangeKey{}, ex))
+		if ex.route != routeEvents {
+			r.mu.Lock()
+			r.busy++
+			r.mu.Unlock()
+			defer func() {
+				r.mu.Lock()
+				r.busy--
+				r.mu.Unlock()
+			}()
+		}
 	}
 	r.proxy.ServeHTTP(w, req)
 }
+
+// settle waits (at most settleWait) until no answer of a public route is
+// still crossing: the recorder learns an answer once the proxy has passed its
+// last byte on, so a client may hold an answer the recorder has not read yet.
+func (r *Recorder) settle() {
+	for deadline := time.Now().Add(settleWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		busy := r.busy
+		r.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+	}
+}
+
+// settleWait bounds how long a flush waits for answers still crossing.
+const settleWait = 2 * time.Second
 
 // now is the local time in epoch seconds.
 func (r *Recorder) now() float64 { return float64(r.opts.Now().UnixNano()) / 1e9 }
@@ -193,9 +221,11 @@ func (r *Recorder) Flush() (int, error) {
 	return n, nil
 }
 
-// Scenarios renders the scenario file of the runs recorded so far and
-// returns it with the number of scenarios in it.
+// Scenarios renders the scenario file of the runs recorded so far (once the
+// answers still crossing are read) and returns it with the number of
+// scenarios in it.
 func (r *Recorder) Scenarios() ([]byte, int) {
+	r.settle()
 	r.mu.Lock()
 	logs := make([]*runLog, len(r.order))
 	for i, l := range r.order {

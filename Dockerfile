@@ -5,10 +5,16 @@
 # this file has never been built. Keep it minimal.
 #
 #   docker build -t hermes-emulator --build-arg VERSION=1.2.3 .
-#   docker run --rm -p 8827:8827 hermes-emulator
-#   docker run --rm -p 8827:8827 -v hermes:/data hermes-emulator serve --host 0.0.0.0 --db /data/hermes.db
+#   docker run --rm -p 8827:8827 -e HERMES_EMULATOR_ADMIN_KEY=change-me hermes-emulator
+#   docker run --rm -p 8827:8827 -e HERMES_EMULATOR_ADMIN_KEY=change-me -v hermes:/data hermes-emulator serve --host 0.0.0.0 --db /data/hermes.db
 #
 # Flags also come from HERMES_EMULATOR_* variables (e.g. HERMES_EMULATOR_ADMIN_KEY).
+#
+# Security (README "Security model"): the container listens on 0.0.0.0, so the
+# control plane (/__admin, and the history headers of vendor requests) is
+# reachable by whoever reaches the port. Set HERMES_EMULATOR_ADMIN_KEY; without
+# it the process logs a WARN line at start that the control plane is open to
+# the network.
 
 FROM golang:1.26 AS build
 WORKDIR /src

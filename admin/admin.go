@@ -6,7 +6,7 @@
 package admin
 
 import (
-	"io"
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -29,8 +29,11 @@ type Deps struct {
 	Metrics      *journal.Metrics
 	Credentials  *credentials.Store
 	AdminKey     string // "" = open
-	MaxBodyBytes int64
-	Version      string
+	MaxBodyBytes int64  // the body limit when Bodies is nil
+	// Bodies reads control request bodies, as it reads the vendor ones
+	// (hardening H2, H5); nil = a reader of MaxBodyBytes, 10s, no in-flight bound.
+	Bodies  *handlers.Bodies
+	Version string
 }
 
 // Admin serves the control plane.
@@ -67,6 +70,9 @@ func (r route) key() string { return r.method + " /" + strings.Join(r.segs, "/")
 
 // New builds the control plane.
 func New(d Deps) *Admin {
+	if d.Bodies == nil {
+		d.Bodies = handlers.NewBodies(d.MaxBodyBytes, 0, 10*time.Second)
+	}
 	a := &Admin{d: d}
 	a.routes = a.table()
 	return a
@@ -107,14 +113,10 @@ func (a *Admin) write(w http.ResponseWriter, rep reply) {
 	_, _ = w.Write(rep.body)
 }
 
-// bodyReadTimeout bounds the read of a control request body, as the vendor
-// pipeline bounds its own: a slow client may not hold a connection for ever.
-// A variable so that tests can shorten it.
-var bodyReadTimeout = 30 * time.Second
-
 func (a *Admin) serve(w http.ResponseWriter, r *http.Request, rawPath, headerNS string) (reply, *runs.Error) {
-	if a.d.AdminKey != "" && strings.Join(r.Header.Values("X-Mockingbird-Admin-Key"), ", ") != a.d.AdminKey {
-		return reply{}, runs.Admin(401, "missing or wrong x-mockingbird-admin-key")
+	if a.d.AdminKey != "" && !runs.AdminKeyOK(strings.Join(r.Header.Values("X-Mockingbird-Admin-Key"), ", "), a.d.AdminKey) {
+		a.d.Bodies.Unread(w, r)
+		return reply{}, runs.ErrAdminKey
 	}
 	rel := strings.TrimPrefix(rawPath, "/__admin")
 	if rel == "" {
@@ -122,29 +124,25 @@ func (a *Admin) serve(w http.ResponseWriter, r *http.Request, rawPath, headerNS 
 	}
 	rt, params := a.find(r.Method, rel)
 	if rt == nil {
-		return reply{}, runs.Admin(404, "no admin route "+r.Method+" "+rel+"; GET /__admin lists them")
+		a.d.Bodies.Unread(w, r)
+		return reply{}, runs.Admin(404, "no admin route "+runs.Echo(r.Method)+" "+runs.Echo(rel)+"; GET /__admin lists them")
 	}
 	q := r.URL.Query()
 	c := &call{r: r, ns: headerNS, params: params, query: q, out: w.Header()}
 	if v, ok := q["namespace"]; ok {
 		c.ns = v[0]
 	}
-	// The body must arrive within bodyReadTimeout; a timed-out read is a read
-	// error like any other. (A writer without deadlines, such as a recorder,
-	// simply reads without one.)
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	raw, err := io.ReadAll(io.LimitReader(r.Body, a.d.MaxBodyBytes+1))
-	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		// The rest of the body is unknown: close the connection after the
-		// answer, or net/http would wait (now without a deadline) to discard
-		// the unread body before sending it.
-		w.Header().Set("Connection", "close")
-		return reply{}, runs.Admin(400, "request body is not valid JSON")
-	}
-	if int64(len(raw)) > a.d.MaxBodyBytes {
+	// The one body reader of both planes (handlers.Bodies): within the read
+	// timeout and the in-flight bound.
+	raw, release, err := a.d.Bodies.Read(w, r)
+	defer release()
+	switch {
+	case errors.Is(err, handlers.ErrBodyTooLarge):
 		return reply{}, runs.Admin(413, "request body too large")
+	case errors.Is(err, handlers.ErrBodyBusy):
+		return reply{}, runs.ErrServerBusy
+	case err != nil:
+		return reply{}, runs.Admin(400, "request body is not valid JSON")
 	}
 	if strings.TrimSpace(string(raw)) != "" {
 		v, perr := runs.Parse(raw)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/faults"
+	"github.com/hermes-emulator/hermes-emulator/handlers"
 )
 
 // testAdmin returns a control plane over a fresh fault store only: enough for
@@ -126,14 +127,12 @@ func TestErrorRendering(t *testing.T) {
 	}
 }
 
-// A control request whose body does not arrive within bodyReadTimeout is
+// A control request whose body does not arrive within the read timeout is
 // answered 400 `request body is not valid JSON` instead of holding the
 // connection for ever (as the vendor pipeline bounds its body read).
 func TestBodyReadTimeout(t *testing.T) {
-	old := bodyReadTimeout
-	bodyReadTimeout = 100 * time.Millisecond
-	t.Cleanup(func() { bodyReadTimeout = old })
-	a, st := testAdmin()
+	st := faults.NewStore()
+	a := New(Deps{Faults: st, Bodies: handlers.NewBodies(1<<20, 0, 100*time.Millisecond), Version: "test"})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.ServeHTTP(w, r, r.URL.Path)
 	}))

@@ -64,13 +64,14 @@ func TestControlHealth(t *testing.T) {
 		t.Fatalf("x-mockingbird = %q", got)
 	}
 	// Frozen, the clock part is exact; only the exact path with GET is health
-	// (controls §2), the rest are vendor 404s, which create "default".
+	// (controls §2), the rest are vendor 404s, which create nothing: routing
+	// comes before history selection (hardening H2, H3).
 	x.ns = ""
 	x.freeze()
 	for _, c := range [][2]string{{"POST", "/health"}, {"GET", "/health/"}} {
 		x.want(x.do(c[0], c[1], ""), 404, `{"message":"page not found"}`)
 	}
-	shape = regexp.MustCompile(`^\{"status":"ok","service":"hermes","uptimeMs":\d+,"clock":\{"now":1700000000000,"frozen":true,"offsetMs":-?\d+(\.\d+)?(e[-+]\d+)?\},"namespaces":1\}$`)
+	shape = regexp.MustCompile(`^\{"status":"ok","service":"hermes","uptimeMs":\d+,"clock":\{"now":1700000000000,"frozen":true,"offsetMs":-?\d+(\.\d+)?(e[-+]\d+)?\},"namespaces":0\}$`)
 	if r := x.get("/health"); r.Status != 200 || !shape.Match(r.Body) {
 		t.Fatalf("health %d %s", r.Status, r.Body)
 	}

@@ -39,10 +39,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +59,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/gen"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
+	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -85,6 +89,11 @@ type Options struct {
 	JournalSize       int           // entries kept per namespace; 0 = 1000, negative = journal off
 	MaxCheckpoints    int           // checkpoints kept per namespace; 0 = 1000
 
+	// Bounds on what a client can make the server hold (hardening H4, H5).
+	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 = 10s
+	ShutdownGrace        time.Duration // Close waits this long for in-flight requests; 0 = 10s
+	MaxInflightBodyBytes int64         // request body bytes held at once (503 server_busy past it); 0 = 64 MiB
+
 	// ClockStart, when non-zero, sets the controlled clock (epoch ms) at start;
 	// FreezeClock freezes it there (or at the wall clock when ClockStart is 0).
 	ClockStart  float64
@@ -113,6 +122,7 @@ type Server struct {
 	echo          *echo.Echo
 	admin         *admin.Admin
 	faults        *faults.Store
+	bodies        *handlers.Bodies // the one body reader of both planes
 	journal       *journal.Journal
 	metrics       *journal.Metrics
 	contract      *api.Contract // nil without response validation; read after contractReady
@@ -127,6 +137,7 @@ type Server struct {
 	unlock   func() // releases the --db file lock
 	once     sync.Once
 	served   chan struct{}
+	inflight sync.Map // *http.Request → struct{}: requests in ServeHTTP, for the shutdown log line
 }
 
 // New starts an emulator with opts: it opens (and migrates) the database,
@@ -151,12 +162,29 @@ func New(opts Options) (*Server, error) {
 	if opts.SSEKeepalive <= 0 {
 		opts.SSEKeepalive = 30 * time.Second
 	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = 10 * time.Second
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 10 * time.Second
+	}
+	if opts.MaxInflightBodyBytes <= 0 {
+		opts.MaxInflightBodyBytes = 64 << 20
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	unlock := func() {}
+	unlock, dropLock := func() {}, func() {}
 	if opts.DBPath != "" {
+		// A refused file is refused before the lock file exists, and a refusal
+		// after it removes the lock file it created (hardening H8).
+		if err := storage.Preflight(opts.DBPath); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(opts.DBPath + ".lock"); errors.Is(err, fs.ErrNotExist) {
+			dropLock = func() { os.Remove(opts.DBPath + ".lock") }
+		}
 		var err error
 		if unlock, err = lockFile(opts.DBPath); err != nil {
 			return nil, err
@@ -166,6 +194,7 @@ func New(opts Options) (*Server, error) {
 	defer func() {
 		if !started {
 			unlock()
+			dropLock()
 		}
 	}()
 	db, err := storage.Open(opts.DBPath)
@@ -197,7 +226,8 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{opts: opts, db: db, gw: gw, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
-		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{})}
+		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
+		bodies: handlers.NewBodies(opts.MaxBodyBytes, opts.MaxInflightBodyBytes, opts.ReadTimeout)}
 	if opts.NoResponseValidation {
 		close(s.contractReady)
 	} else {
@@ -215,7 +245,7 @@ func New(opts Options) (*Server, error) {
 	gen.RegisterHandlers(s.echo, &handlers.Handlers{GW: gw, Opts: handlers.Options{
 		APIKey: opts.APIKey, Durable: opts.DBPath != "", Keepalive: opts.SSEKeepalive}})
 	s.admin = admin.New(admin.Deps{GW: gw, Faults: s.faults, Journal: s.journal, Metrics: s.metrics,
-		Credentials: credentials.NewStore(), AdminKey: opts.AdminKey, MaxBodyBytes: opts.MaxBodyBytes, Version: Version})
+		Credentials: credentials.NewStore(), AdminKey: opts.AdminKey, Bodies: s.bodies, Version: Version})
 	if opts.NoListener {
 		close(s.served)
 		started, s.unlock = true, unlock
@@ -232,7 +262,11 @@ func New(opts Options) (*Server, error) {
 	// 0.0.0.0 stays 0.0.0.0 (the listener would report [::]).
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	s.url = "http://" + net.JoinHostPort(opts.Host, port)
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	// The head must arrive within ReadTimeout; each body is read under its own
+	// deadline (handlers.Bodies), not http.Server.ReadTimeout, whose deadline
+	// would also end every SSE stream that outlives it (hardening H4). No
+	// WriteTimeout either: a stream writes for as long as it lives.
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: opts.ReadTimeout, IdleTimeout: 120 * time.Second}
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.
 	s.http.RegisterOnShutdown(gw.Shutdown)
@@ -274,9 +308,10 @@ func (s *Server) Client() *gen.ClientWithResponses {
 }
 
 // Close stops the listener, ends every open SSE stream at once (without a
-// closing comment), waits up to 10 seconds for in-flight requests to finish
-// (a request held by a fault delay completes normally) and then forcibly
-// closes what is left, and closes the database. Without a listener, Close ends
+// closing comment), waits up to Options.ShutdownGrace (10 s) for in-flight
+// requests to finish (a request held by a fault delay completes normally) and
+// then forcibly closes what is left, with a WARN log line that counts them,
+// and closes the database. Without a listener, Close ends
 // the streams and closes the database: the caller must have finished its
 // Handler() calls. Close is idempotent; every call returns the first result.
 func (s *Server) Close() error {
@@ -286,9 +321,13 @@ func (s *Server) Close() error {
 			s.gw.Shutdown()
 		}
 		if s.http != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
 			s.gw.Shutdown()
 			if err := s.http.Shutdown(ctx); err != nil {
+				// Say what the grace cut short (hardening H4).
+				n, cut := s.inFlight()
+				s.log.Warn("shutdown grace elapsed; closing the requests still in flight",
+					"grace", s.opts.ShutdownGrace.String(), "requests", n, "cut", cut)
 				s.http.Close()
 			}
 			cancel()
@@ -298,6 +337,20 @@ func (s *Server) Close() error {
 		s.unlock()
 	})
 	return s.closeErr
+}
+
+// inFlight counts the requests in ServeHTTP and names up to ten of them
+// ("POST /v1/runs, GET /v1/runs/x").
+func (s *Server) inFlight() (n int, names string) {
+	var some []string
+	s.inflight.Range(func(k, _ any) bool {
+		n++
+		if r := k.(*http.Request); len(some) < 10 {
+			some = append(some, r.Method+" "+runs.Echo(r.URL.EscapedPath()))
+		}
+		return true
+	})
+	return n, strings.Join(some, ", ")
 }
 
 func (s *Server) logRequest(e journal.Entry) {

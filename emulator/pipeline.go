@@ -1,14 +1,8 @@
 package emulator
 
 import (
-	"context"
-	"github.com/hermes-emulator/hermes-emulator/api"
-	"io"
-	"net"
+	"errors"
 	"net/http"
-	"net/url"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,127 +13,11 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
-// bodyReadTimeout bounds the time a request body may take to arrive.
-const bodyReadTimeout = 30 * time.Second
-
-var nsPrefix = regexp.MustCompile(`^/ns/([^/]+)(/.*)?$`)
-
-// route is one vendor operation for matching (runs-api §6; wire.md §6).
-type route struct {
-	method, opID string
-	segs         []string // "" = the {run_id} parameter
-}
-
-var routes = []route{
-	{"POST", "RunCreate", []string{"v1", "runs"}},
-	{"GET", "CapabilitiesGet", []string{"v1", "capabilities"}},
-	{"GET", "RunGet", []string{"v1", "runs", ""}},
-	{"POST", "RunStop", []string{"v1", "runs", "", "stop"}},
-	{"GET", "RunEvents", []string{"v1", "runs", "", "events"}},
-	{"POST", "RunApproval", []string{"v1", "runs", "", "approval"}},
-	{"POST", "RunSteer", []string{"v1", "runs", "", "steer"}},
-}
-
-// match finds the operation of method and raw path: exact segments, no
-// trailing slash, one non-empty {run_id}. HEAD matches the GET operations.
-func match(method, rawPath string) (opID, runID string) {
-	if method == "HEAD" {
-		method = "GET"
-	}
-	if !strings.HasPrefix(rawPath, "/") {
-		return "", ""
-	}
-	segs := strings.Split(rawPath[1:], "/")
-next:
-	for _, rt := range routes {
-		if rt.method != method || len(rt.segs) != len(segs) {
-			continue
-		}
-		param := ""
-		for i, want := range rt.segs {
-			switch {
-			case want == "" && segs[i] == "":
-				continue next
-			case want == "":
-				param = segs[i]
-			case want != segs[i]:
-				continue next
-			}
-		}
-		return rt.opID, unescape(param)
-	}
-	return "", ""
-}
-
-// unescape percent-decodes a path segment; a malformed escape leaves it as sent.
-func unescape(s string) string {
-	if u, err := url.PathUnescape(s); err == nil {
-		return u
-	}
-	return s
-}
-
-// respWriter buffers an operation's response so the finishing step can add
-// headers (checkpoint) and validate it before it is sent; Flush switches to
-// streaming (SSE).
-type respWriter struct {
-	w         http.ResponseWriter
-	status    int
-	buf       []byte
-	streaming bool
-}
-
-func (r *respWriter) Header() http.Header { return r.w.Header() }
-
-func (r *respWriter) WriteHeader(code int) {
-	if r.streaming {
-		r.w.WriteHeader(code)
-		return
-	}
-	if r.status == 0 {
-		r.status = code
-	}
-}
-
-func (r *respWriter) Write(b []byte) (int, error) {
-	if r.streaming {
-		return r.w.Write(b)
-	}
-	if r.status == 0 {
-		r.status = 200
-	}
-	r.buf = append(r.buf, b...)
-	return len(b), nil
-}
-
-func (r *respWriter) Flush() {
-	if !r.streaming {
-		r.streaming = true
-		if r.status == 0 {
-			r.status = 200
-		}
-		r.w.WriteHeader(r.status)
-		if len(r.buf) > 0 {
-			_, _ = r.w.Write(r.buf)
-		}
-	}
-	if f, ok := r.w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (r *respWriter) Unwrap() http.ResponseWriter { return r.w }
-
-// loadedContract waits until the contract is loaded (emulator.New loads it in
-// the background) and returns it; nil without response validation.
-func (s *Server) loadedContract() (*api.Contract, error) {
-	<-s.contractReady
-	return s.contract, s.contractErr
-}
-
 // ServeHTTP is the request pipeline of runs-api §3.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.inflight.Store(r, struct{}{})
+	defer s.inflight.Delete(r)
 	// Step 1: the /ns/<name> prefix.
 	rawPath := r.URL.EscapedPath()
 	prefixNS := ""
@@ -164,12 +42,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !hasHeaderNS {
 		ns = "default"
 	}
-	// Step 2: the control plane.
-	if (rawPath == "/health" && r.Method == "GET") || rawPath == "/__admin" || strings.HasPrefix(rawPath, "/__admin/") {
+	// Step 2: the control plane. /health and the contract read no body: one
+	// that comes anyway closes the connection rather than being waited for (H4).
+	health, contract := rawPath == "/health" && r.Method == "GET", rawPath == ContractPath && r.Method == "GET"
+	if health || contract {
+		s.bodies.Unread(w, r)
+	}
+	if health || rawPath == "/__admin" || strings.HasPrefix(rawPath, "/__admin/") {
 		s.admin.ServeHTTP(w, r, rawPath)
 		return
 	}
-	if rawPath == ContractPath && r.Method == "GET" {
+	if contract {
 		s.serveContract(w, ns)
 		return
 	}
@@ -184,235 +67,207 @@ func (s *Server) stamp(w http.ResponseWriter, ns string, valid bool) {
 	w.Header().Set("X-Mockingbird", v)
 }
 
-// vendor runs steps 3–12 for a vendor request.
+// exchange is one vendor request on its way through steps 3–12 of the
+// pipeline (runs-api §3 in the order of hardening H2): each step is a method
+// that returns true when it answered the request.
+type exchange struct {
+	s       *Server
+	w       http.ResponseWriter
+	r       *http.Request
+	start   time.Time
+	ns      string
+	path    string // the raw path after the /ns prefix
+	method  string
+	opID    string
+	runID   string
+	branch  string // x-mockingbird-branch, or main
+	at      string // x-mockingbird-at, "" when absent
+	fault   faults.Outcome
+	target  gateway.Target
+	body    []byte
+	release func() // gives the body's bytes back to the in-flight bound
+	entry   journal.Entry
+}
+
+// vendor runs steps 3–12 for a vendor request, in the order of hardening H2:
+// an unauthenticated request reads no body and touches no timeline.
 func (s *Server) vendor(w http.ResponseWriter, r *http.Request, ns, rawPath string, start time.Time) {
-	method := r.Method
-	if method == "HEAD" {
+	if r.Method == "HEAD" {
 		w = headWriter{w} // no body on any HEAD answer, in-process too (wire.md §6)
 	}
-	opID, runID := match(method, rawPath)
-	entry := journal.Entry{Namespace: ns, OperationID: opID, Method: method, Path: rawPath}
-	finish := func(status int) {
-		entry.Status = status
-		entry.DurationMs = float64(time.Since(start).Microseconds()) / 1000 // journal rounds
-		entry.At = s.gw.Now()
-		s.journal.Add(entry)
-		s.metrics.Record(entry)
-		s.logRequest(entry)
-	}
-	failed := func(status int) {
-		entry.Request = requestMeta(r)
-		finish(status)
-	}
-	// Step 3: namespace; step 4: branch.
-	if !gateway.NamePattern.MatchString(ns) {
-		s.stamp(w, ns, false)
-		handlers.WriteError(w, runs.Admin(400, "x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/"))
-		failed(400)
+	x := &exchange{s: s, w: w, r: r, start: start, ns: ns, path: rawPath, method: r.Method, release: func() {}}
+	defer func() { x.release() }()
+	x.matchOperation()
+	if x.namespace() || x.branchSyntax() || x.faults() || x.declaredLimit() || x.routing() ||
+		x.auth() || x.history() || x.readBody() {
 		return
 	}
-	s.stamp(w, ns, true)
-	branch := strings.Join(r.Header.Values("X-Mockingbird-Branch"), ", ")
-	if _, ok := r.Header["X-Mockingbird-Branch"]; !ok {
-		branch = "main"
+	x.operate()
+}
+
+// mutating reports a POST, PUT, PATCH or DELETE (runs-api §3 step 12).
+func (x *exchange) mutating() bool {
+	m := x.method
+	return m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE"
+}
+
+// hasBody reports a method whose body the operation reads (step 8).
+func (x *exchange) hasBody() bool {
+	return x.method == "POST" || x.method == "PUT" || x.method == "PATCH"
+}
+
+// journal records the request with status (0 = dropped) in the journal, the
+// metrics and the request log.
+func (x *exchange) journal(status int) {
+	e := &x.entry
+	e.Status = status
+	e.DurationMs = float64(time.Since(x.start).Microseconds()) / 1000 // journal rounds
+	e.At = x.s.gw.Now()
+	x.s.journal.Add(*e)
+	x.s.metrics.Record(*e)
+	x.s.logRequest(*e)
+}
+
+// fail answers err before the operation ran, with the upstream security
+// headers when provider (steps 8–11), and journals it with the request's
+// metadata. The unread body is bounded by the read timeout (H4).
+func (x *exchange) fail(err *runs.Error, provider bool) bool {
+	if provider {
+		handlers.SetSecurityHeaders(x.w.Header())
 	}
-	if !gateway.NamePattern.MatchString(branch) {
-		handlers.WriteError(w, runs.Admin(400, "x-mockingbird-branch must match /^[A-Za-z0-9_.-]{1,64}$/"))
-		failed(400)
-		return
+	if x.body == nil {
+		x.s.bodies.Unread(x.w, x.r)
 	}
-	// Step 5: history selection. The branch and at echoes go on the
-	// operation's answers, not on fault responses (controls §6.6).
-	at := strings.Join(r.Header.Values("X-Mockingbird-At"), ", ")
-	echoHistory := func() {
-		if branch != "main" {
-			w.Header().Set("X-Mockingbird-Branch", branch)
-		}
-		if at != "" {
-			w.Header().Set("X-Mockingbird-At", at)
-		}
+	handlers.WriteError(x.w, err)
+	x.entry.Request = requestMeta(x.r)
+	x.journal(err.Status)
+	return true
+}
+
+// Step 6: the operation of method and path ("" = unmatched).
+func (x *exchange) matchOperation() {
+	x.opID, x.runID = match(x.method, x.path)
+	x.entry = journal.Entry{Namespace: x.ns, OperationID: x.opID, Method: x.method, Path: x.path}
+}
+
+// Step 3: the namespace must match the name pattern.
+func (x *exchange) namespace() bool {
+	if gateway.NamePattern.MatchString(x.ns) {
+		x.s.stamp(x.w, x.ns, true)
+		return false
 	}
-	mutating := method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE"
-	target, serr := s.gw.Select(ns, branch, at, mutating)
-	if serr != nil {
-		echoHistory()
-		handlers.WriteError(w, serr)
-		failed(serr.Status)
-		return
+	x.s.stamp(x.w, x.ns, false)
+	return x.fail(runs.Admin(400, "x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/"), false)
+}
+
+// Step 4: the branch name's syntax (selecting it is step 5).
+func (x *exchange) branchSyntax() bool {
+	x.branch = "main"
+	if _, ok := x.r.Header["X-Mockingbird-Branch"]; ok {
+		x.branch = strings.Join(x.r.Header.Values("X-Mockingbird-Branch"), ", ")
 	}
-	// Step 7: fault rules.
-	out := s.faults.Match(faults.Request{NS: ns, OperationID: opID, Method: method, Path: rawPath}, s.gw.Draw)
-	entry.FaultID = out.FaultID
+	x.at = strings.Join(x.r.Header.Values("X-Mockingbird-At"), ", ")
+	if gateway.NamePattern.MatchString(x.branch) {
+		return false
+	}
+	return x.fail(runs.Admin(400, "x-mockingbird-branch must match /^[A-Za-z0-9_.-]{1,64}$/"), false)
+}
+
+// Step 7: fault rules (controls §6.5). The branch and at echoes go on the
+// answers from here on, not on fault responses (controls §6.6).
+func (x *exchange) faults() bool {
+	out := x.s.faults.Match(faults.Request{NS: x.ns, OperationID: x.opID, Method: x.method, Path: x.path}, x.s.gw.Draw)
+	x.fault, x.entry.FaultID = out, out.FaultID
 	if out.Delay > 0 {
-		sleep(r.Context(), out.Delay)
+		sleep(x.r.Context(), out.Delay)
 	}
-	if out.Drop {
-		finish(0)
-		drop(w)
-		return
+	switch {
+	case out.Drop:
+		x.journal(0)
+		drop(x.w)
+		return true
+	case out.Response != nil:
+		x.s.bodies.Unread(x.w, x.r)
+		writeFault(x.w, out.Response)
+		x.journal(out.Response.Status)
+		return true
 	}
-	if out.Response != nil {
-		writeFault(w, out.Response)
-		finish(out.Response.Status)
-		return
+	if x.branch != "main" {
+		x.w.Header().Set("X-Mockingbird-Branch", x.branch)
 	}
-	echoHistory()
-	handlers.SetSecurityHeaders(w.Header())
-	// Step 8: body limit.
-	var body []byte
-	if method == "POST" || method == "PUT" || method == "PATCH" {
-		if r.ContentLength > s.opts.MaxBodyBytes {
-			handlers.WriteError(w, runs.ErrBodyTooLarge)
-			failed(413)
-			return
-		}
-		// A slow client may not hold the connection for ever: the body must
-		// arrive within bodyReadTimeout (issue 6).
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-		b, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBodyBytes+1))
-		_ = rc.SetReadDeadline(time.Time{})
-		if err != nil {
-			// The body did not arrive in full (timeout, reset, truncated):
-			// answered as an unparseable body, the closest pinned error, and
-			// the connection closed (the server would otherwise wait to
-			// discard the rest of the body before answering).
-			w.Header().Set("Connection", "close")
-			handlers.WriteError(w, runs.ErrInvalidJSON)
-			failed(400)
-			return
-		}
-		if int64(len(b)) > s.opts.MaxBodyBytes {
-			handlers.WriteError(w, runs.ErrBodyTooLarge)
-			failed(413)
-			return
-		}
-		body = b
+	if x.at != "" {
+		x.w.Header().Set("X-Mockingbird-At", x.at)
 	}
-	// Step 9: routing.
-	if opID == "" {
-		handlers.WriteError(w, runs.ErrPageNotFound)
-		failed(404)
-		return
-	}
-	// Step 10: auth.
-	if s.opts.APIKey != "" && !runs.Authorized(strings.Join(r.Header.Values("Authorization"), ", "), s.opts.APIKey) {
-		handlers.WriteError(w, runs.ErrAuth)
-		failed(401)
-		return
-	}
-	// Step 11: the operation, through the generated Echo server.
-	call := &handlers.Call{Target: target, Body: body, Effects: out.Effects, Head: method == "HEAD"}
-	rw := &respWriter{w: w}
-	req := r.WithContext(handlers.WithCall(r.Context(), call))
-	if call.Head {
-		req.Method = "GET"
-	}
-	s.echo.ServeHTTP(rw, req)
-	if rw.streaming {
-		finish(rw.status)
-		return
-	}
-	status := rw.status
-	if status == 0 {
-		status = 200
-	}
-	resp := rw.buf
-	contract, cerr := s.loadedContract()
-	if cerr != nil {
-		status, resp = 500, runs.Internal("contract: "+cerr.Error()).Body()
-		w.Header().Set("Content-Type", "application/json")
-	} else if contract != nil {
-		if err := contract.ValidateResponse(opID, status, w.Header(), resp); err != nil {
-			s.log.Error("response broke the contract", "operationId", opID, "status", status, "error", err)
-			status, resp = 500, runs.Internal("response broke the contract: "+err.Error()).Body()
-			w.Header().Set("Content-Type", "application/json")
-		}
-	}
-	// Step 12: finishing.
-	if call.Checkpoint != "" {
-		entry.Accepted, entry.Checkpoint = true, call.Checkpoint
-	}
-	entry.RunID = call.RunID
-	if call.Drop {
-		finish(0)
-		drop(w)
-		return
-	}
-	if mutating && status >= 200 && status < 400 {
-		w.Header().Set("X-Mockingbird-Checkpoint", s.gw.Finish(target, call.Checkpoint))
-	}
-	if status >= 400 {
-		entry.Request = requestMeta(r)
-		if contract != nil {
-			for _, is := range contract.RequestIssues(opID, r, map[string]string{"run_id": runID}, body) {
-				entry.Issues = append(entry.Issues, journal.Issue{In: is.In, Pointer: is.Pointer})
-			}
-		}
-	}
-	w.WriteHeader(status)
-	if !call.Head {
-		_, _ = w.Write(resp)
-	}
-	finish(status)
+	return false
 }
 
-func requestMeta(r *http.Request) *journal.RequestMeta {
-	m := &journal.RequestMeta{}
-	if v, ok := r.Header["Content-Type"]; ok {
-		s := strings.Join(v, ", ")
-		m.ContentType = &s
+// Step 8a: a declared Content-Length over the limit → 413, nothing read.
+func (x *exchange) declaredLimit() bool {
+	if !x.hasBody() || !x.s.bodies.Declared(x.r) {
+		return false
 	}
-	if v, ok := r.Header["Content-Length"]; ok {
-		cl := strings.Join(v, ", ")
-		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && cl != "" && strings.Trim(cl, "0123456789") == "" {
-			m.BodyBytes = &n
-		}
-	}
-	if len(r.TransferEncoding) > 0 {
-		s := strings.Join(r.TransferEncoding, ", ")
-		m.TransferEncoding = &s
-	}
-	return m
+	return x.fail(runs.ErrBodyTooLarge, true)
 }
 
-func writeFault(w http.ResponseWriter, f *faults.Response) {
-	h := w.Header()
-	if !f.NoBody {
-		h.Set("Content-Type", "application/json")
+// Step 9: a method and path not in runs-api §6 → 404 page not found.
+func (x *exchange) routing() bool {
+	if x.opID != "" {
+		return false
 	}
-	for _, kv := range f.Header {
-		h.Set(kv[0], kv[1])
-	}
-	w.WriteHeader(f.Status)
-	if !f.NoBody {
-		_, _ = w.Write(f.Body)
-	}
+	return x.fail(runs.ErrPageNotFound, true)
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+// Step 10: auth (runs-api §14.3), then hardening H1: with an admin key, the
+// history headers x-mockingbird-at and x-mockingbird-branch are control-plane
+// power and need x-mockingbird-admin-key too.
+func (x *exchange) auth() bool {
+	h := x.r.Header
+	if key := x.s.opts.APIKey; key != "" && !runs.Authorized(strings.Join(h.Values("Authorization"), ", "), key) {
+		return x.fail(runs.ErrAuth, true)
 	}
+	_, hasAt := h["X-Mockingbird-At"]
+	_, hasBranch := h["X-Mockingbird-Branch"]
+	key := x.s.opts.AdminKey
+	if key != "" && (hasAt || hasBranch) && !runs.AdminKeyOK(strings.Join(h.Values("X-Mockingbird-Admin-Key"), ", "), key) {
+		return x.fail(runs.ErrAdminKey, true)
+	}
+	return false
 }
 
-// drop closes the connection without a response (controls §6.5 step 7, runs-api
-// §6.1 step 14). Over TCP the socket is reset (SO_LINGER 0) so the client sees a
-// connection reset; without a hijackable connection the handler aborts.
-func drop(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
+// Step 5: history selection (controls §8.6), after auth (hardening H2).
+func (x *exchange) history() bool {
+	target, err := x.s.gw.Select(x.ns, x.branch, x.at, x.mutating())
 	if err != nil {
-		panic(http.ErrAbortHandler)
+		return x.fail(err, false)
 	}
-	if t, ok := conn.(*net.TCPConn); ok {
-		_ = t.SetLinger(0)
+	x.target = target
+	return false
+}
+
+// Step 8b: the body, read in full under the body bounds (413 for an undeclared
+// body over the limit, 503 when the in-flight bound stays full, 400 Invalid
+// JSON when it does not arrive). A GET or HEAD body is discarded unread.
+func (x *exchange) readBody() bool {
+	if !x.hasBody() {
+		x.s.bodies.Discard(x.w, x.r)
+		return false
 	}
-	_ = conn.Close()
+	body, release, err := x.s.bodies.Read(x.w, x.r)
+	x.release = release
+	switch {
+	case errors.Is(err, handlers.ErrBodyTooLarge):
+		return x.fail(runs.ErrBodyTooLarge, true)
+	case errors.Is(err, handlers.ErrBodyBusy):
+		return x.fail(runs.ErrServerBusy, true)
+	case err != nil:
+		// The body did not arrive in full (timeout, reset, truncated):
+		// answered as an unparseable body, the closest pinned error, and the
+		// connection closed (Bodies.Read).
+		return x.fail(runs.ErrInvalidJSON, true)
+	}
+	x.body = body
+	if x.body == nil {
+		x.body = []byte{}
+	}
+	return false
 }

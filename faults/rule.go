@@ -84,7 +84,9 @@ func hasNeed(o *runs.Obj) bool {
 // Type rules: id, operationId, method, pathPrefix, namespace, effect and preset
 // are strings; status is an integral number from 200 to 999 (a final HTTP
 // response: 1xx statuses are informational and cannot end a response); body is any value; headers is an object of strings;
-// count is an integral number >= 0; rate, delayMs and latencyMs are numbers;
+// count is an integral number >= 0; rate is a number; delayMs and latencyMs
+// are integral numbers from 0 to MaxDelayMs (checkDelay); header names are
+// HTTP tokens and header values hold no CR, LF or NUL (checkHeader);
 // drop is a boolean; params is an object. null counts as the wrong type
 // everywhere except in body.
 func compile(o *runs.Obj) (*rule, *runs.Error) {
@@ -144,6 +146,9 @@ func compile(o *runs.Obj) (*rule, *runs.Error) {
 			if hv.Kind != runs.String {
 				return nil, wrongType("headers")
 			}
+			if err := checkHeader(k, hv.Str); err != nil {
+				return nil, err
+			}
 			header = setHeader(header, k, hv.Str)
 		}
 	}
@@ -168,12 +173,12 @@ func compile(o *runs.Obj) (*rule, *runs.Error) {
 		r.rate = number(v)
 	}
 	delayMs, hasDelay := o.Get("delayMs")
-	if hasDelay && !isNumber(delayMs) {
-		return nil, wrongType("delayMs")
+	if err := checkDelay("delayMs", delayMs, hasDelay); err != nil {
+		return nil, err
 	}
 	latencyMs, hasLatency := o.Get("latencyMs")
-	if hasLatency && !isNumber(latencyMs) {
-		return nil, wrongType("latencyMs")
+	if err := checkDelay("latencyMs", latencyMs, hasLatency); err != nil {
+		return nil, err
 	}
 	switch {
 	case hasDelay:
@@ -204,6 +209,54 @@ func compile(o *runs.Obj) (*rule, *runs.Error) {
 		r.resp = buildResponse(status, header, body, hasBody)
 	}
 	return r, nil
+}
+
+// MaxDelayMs is the longest fault delay (hardening H6): ten minutes.
+const MaxDelayMs = 600_000
+
+// checkDelay checks a present delayMs or latencyMs: a number (else 400 `fault
+// field <name> has the wrong type`) that is an integer from 0 to MaxDelayMs
+// (else 400 `fault field <name> must be an integer from 0 to 600000`).
+func checkDelay(name string, v runs.Value, present bool) *runs.Error {
+	if !present {
+		return nil
+	}
+	if !isNumber(v) {
+		return wrongType(name)
+	}
+	if f := number(v); f != math.Trunc(f) || f < 0 || f > MaxDelayMs {
+		return runs.Admin(400, "fault field "+name+" must be an integer from 0 to "+strconv.Itoa(MaxDelayMs))
+	}
+	return nil
+}
+
+// checkHeader checks one header of a rule (hardening H6): the name must be an
+// HTTP token (RFC 9110 §5.6.2) and the value must not hold CR, LF or NUL, which
+// would split or cut the response head → 400 `fault header <name> is not a
+// valid header name` or `fault header <name> has a CR, LF or NUL in its value`.
+func checkHeader(name, value string) *runs.Error {
+	if !isToken(name) {
+		return runs.Admin(400, "fault header "+strconv.Quote(runs.Echo(name))+" is not a valid header name")
+	}
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return runs.Admin(400, "fault header "+name+" has a CR, LF or NUL in its value")
+	}
+	return nil
+}
+
+// isToken reports whether s is a non-empty HTTP token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // msDuration converts a delay in ms to a Duration: 0 when not positive,

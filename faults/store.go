@@ -35,6 +35,8 @@ func NewStore() *Store { return &Store{} }
 //     {"namespace":ns, …body, "id":<body.id when a string, else "fault_<number of rules + 1>">}.
 //
 // A rule whose id already exists replaces that rule in place, counters reset.
+// A new rule beyond MaxRules for its namespace → 409 `too many fault rules
+// (max 1000)` (hardening H6).
 // This holds for the automatic id too: "fault_<number of rules + 1>" is
 // computed literally (§6.2), so after a delete it can name a rule that is still
 // stored, and the new rule then replaces that one (as the seed package does).
@@ -73,7 +75,9 @@ func (s *Store) Add(ns string, body runs.Value, hasBody bool) ([]byte, *runs.Err
 	if err != nil {
 		return nil, err
 	}
-	s.put(r)
+	if err := s.put(r); err != nil {
+		return nil, err
+	}
 	return runs.MarshalValue(runs.ObjectValue(o)), nil
 }
 
@@ -101,8 +105,11 @@ func (s *Store) addPreset(ns string, p *preset, overrides *runs.Obj) ([]byte, *r
 		return nil, err
 	}
 	s.mu.Lock()
-	s.put(r)
+	err = s.put(r)
 	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	b := []byte(`{"preset":`)
 	b = append(b, runs.QuoteString(p.name)...)
 	b = append(b, `,"rules":[`...)
@@ -110,16 +117,31 @@ func (s *Store) addPreset(ns string, p *preset, overrides *runs.Obj) ([]byte, *r
 	return append(b, "]}"...), nil
 }
 
-// put stores r, replacing a rule with the same id in place. Callers hold s.mu.
-func (s *Store) put(r *rule) {
+// MaxRules is the most fault rules one namespace may hold (hardening H6):
+// every vendor request walks the rules, so their number bounds its cost. Rules
+// for every namespace ("*" or no namespace) count as one namespace of their own.
+const MaxRules = 1000
+
+// put stores r, replacing a rule with the same id in place. A new rule for a
+// namespace that already holds MaxRules rules → 409 `too many fault rules (max
+// 1000)`, nothing stored. Callers hold s.mu.
+func (s *Store) put(r *rule) *runs.Error {
+	same := 0
 	for i, old := range s.rules {
 		if old.id == r.id {
 			s.rules[i] = r
-			return
+			return nil
 		}
+		if old.anyNS == r.anyNS && old.ns == r.ns {
+			same++
+		}
+	}
+	if same >= MaxRules {
+		return runs.Admin(409, "too many fault rules (max "+strconv.Itoa(MaxRules)+")")
 	}
 	s.rules = append(s.rules, r)
 	s.n.Store(int32(len(s.rules)))
+	return nil
 }
 
 // List is the GET /__admin/faults body (controls.md §6.3):

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -86,6 +87,21 @@ func TestAdd(t *testing.T) {
 		{name: "latencyMs string", body: `{"delayMs":5,"latencyMs":"5"}`, status: 400, msg: "fault field latencyMs has the wrong type"},
 		{name: "drop string", body: `{"status":500,"drop":"yes"}`, status: 400, msg: "fault field drop has the wrong type"},
 		{name: "params array", body: `{"effect":"x","params":[]}`, status: 400, msg: "fault field params has the wrong type"},
+
+		// hardening H6: delays are integers from 0 to 600000 ms, header values hold no CR, LF or NUL
+		{name: "delayMs 1e300", body: `{"delayMs":1e300}`, status: 400, msg: "fault field delayMs must be an integer from 0 to 600000"},
+		{name: "delayMs 600001", body: `{"delayMs":600001}`, status: 400, msg: "fault field delayMs must be an integer from 0 to 600000"},
+		{name: "delayMs negative", body: `{"status":500,"delayMs":-5}`, status: 400, msg: "fault field delayMs must be an integer from 0 to 600000"},
+		{name: "delayMs fractional", body: `{"delayMs":2.5}`, status: 400, msg: "fault field delayMs must be an integer from 0 to 600000"},
+		{name: "latencyMs 1e300", body: `{"latencyMs":1e300}`, status: 400, msg: "fault field latencyMs must be an integer from 0 to 600000"},
+		{name: "latencyMs checked beside delayMs", body: `{"delayMs":5,"latencyMs":-1}`, status: 400, msg: "fault field latencyMs must be an integer from 0 to 600000"},
+		{name: "delayMs 600000 is the longest", ns: "default", body: `{"delayMs":600000}`, want: `{"namespace":"default","delayMs":600000,"id":"fault_1"}`},
+		{name: "NUL in a header value", body: `{"status":500,"headers":{"X-A":"a\u0000b"}}`, status: 400, msg: "fault header X-A has a CR, LF or NUL in its value"},
+		{name: "CR LF in a header value", body: `{"status":500,"headers":{"X-A":"a\r\nSet-Cookie: x"}}`, status: 400, msg: "fault header X-A has a CR, LF or NUL in its value"},
+		{name: "LF in a header value", body: `{"status":500,"headers":{"X-A":"a\nb"}}`, status: 400, msg: "fault header X-A has a CR, LF or NUL in its value"},
+		{name: "header name with a space", body: `{"status":500,"headers":{"X A":"a"}}`, status: 400, msg: `fault header "X A" is not a valid header name`},
+		{name: "empty header name", body: `{"status":500,"headers":{"":"a"}}`, status: 400, msg: `fault header "" is not a valid header name`},
+		{name: "header name with a colon", body: `{"status":500,"headers":{"a:b":"a"}}`, status: 400, msg: `fault header "a:b" is not a valid header name`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -296,5 +312,38 @@ func TestAutoIDRepeatsAfterDelete(t *testing.T) {
 	want := `{"faults":[{"namespace":"default","status":502,"id":"fault_2","remaining":null,"hits":0}]}`
 	if got := string(s.List()); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// At most MaxRules rules per namespace (hardening H6): the next one is 409 and
+// nothing is stored; replacing a rule by id, other namespaces and presets of
+// another namespace still work, and a preset past the limit is refused too.
+func TestMaxRulesPerNamespace(t *testing.T) {
+	s := NewStore()
+	for i := 0; i < MaxRules; i++ {
+		mustAdd(t, s, "a", `{"status":500}`)
+	}
+	full := func(what string, err *runs.Error) {
+		t.Helper()
+		if err == nil || err.Status != 409 || err.Envelope != runs.EnvAdmin || err.Message != "too many fault rules (max 1000)" {
+			t.Fatalf("%s: got %v, want 409 too many fault rules (max 1000)", what, err)
+		}
+	}
+	v, _ := parse(t, `{"status":503}`)
+	_, err := s.Add("a", v, true)
+	full("rule 1001", err)
+	_, err = s.ApplyPreset("a", "hermes_poll_timeout", runs.Value{}, false)
+	full("preset as rule 1001", err)
+	v, _ = parse(t, `{"preset":"hermes_throttled"}`)
+	_, err = s.Add("a", v, true)
+	full("preset body as rule 1001", err)
+	mustAdd(t, s, "a", `{"id":"fault_7","status":418}`) // a replacement adds nothing
+	mustAdd(t, s, "b", `{"status":500}`)
+	mustAdd(t, s, "a", `{"status":500,"namespace":"*"}`)
+	if n := strings.Count(string(s.List()), `"id":`); n != MaxRules+2 {
+		t.Fatalf("%d rules stored, want %d", n, MaxRules+2)
+	}
+	if !strings.Contains(string(s.List()), `{"namespace":"a","id":"fault_7","status":418,"remaining":null,"hits":0}`) {
+		t.Fatal("fault_7 was not replaced")
 	}
 }

@@ -31,6 +31,10 @@ const (
 	msgClockBody    = "expected a JSON object"
 	msgClockSet     = "set: expected epoch ms or ISO-8601"
 	msgClockAdvance = `advance: expected ms or "15m"-style`
+	// The clock stays within a JavaScript Date's range (hardening H6), so that
+	// every timestamp renders and persists as a finite number.
+	msgClockSetRange     = "set: out of range (the clock stays within ±8.64e15 ms)"
+	msgClockAdvanceRange = "advance: out of range (the clock stays within ±8.64e15 ms)"
 )
 
 // ApplyRequest applies a POST /__admin/clock body (controls.md §5) at wall clock
@@ -48,7 +52,13 @@ const (
 // 400 "expected a JSON object". An error (400 admin envelope) stops processing,
 // but fields already applied stay applied: the clock as it stands is returned
 // with the error.
+//
+// Range (hardening H6): a "set" value, and the now that "advance" leads to,
+// must lie within ±8.64e15 ms (maxDateMs), else 400 "set: out of range …" or
+// "advance: out of range …" and the clock is returned as it was before the
+// request — nothing of it applied.
 func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
+	before := c
 	if body.Kind != Object {
 		return c, Admin(400, msgClockBody)
 	}
@@ -60,6 +70,9 @@ func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
 		ms, good := clockSetValue(v)
 		if !good {
 			return c, Admin(400, msgClockSet)
+		}
+		if math.Abs(ms) > maxDateMs {
+			return before, Admin(400, msgClockSetRange)
 		}
 		if c.Frozen {
 			c.FrozenMs = ms
@@ -76,6 +89,9 @@ func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
 			c.FrozenMs += d
 		} else {
 			c.OffsetMs += d
+		}
+		if math.Abs(c.Now(wallMs)) > maxDateMs {
+			return before, Admin(400, msgClockAdvanceRange)
 		}
 	}
 	if v, ok := o.Get("freeze"); ok && v.Kind == Bool {

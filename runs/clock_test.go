@@ -104,6 +104,18 @@ func TestClockApplyRequest(t *testing.T) {
 			Clock{Frozen: true, FrozenMs: 0, OffsetMs: 7}, `advance: expected ms or "15m"-style`},
 		{"freeze not applied after error", live, clockObj("freeze", BoolValue(true), "advance", StringValue("1 week")), live, `advance: expected ms or "15m"-style`},
 		{"advance not applied after set error", frozen, clockObj("advance", IntValue(1), "set", StringValue("")), frozen, "set: expected epoch ms or ISO-8601"},
+
+		// range (hardening H6): within ±8.64e15 ms, else nothing of the request applies
+		{"set at the limit", frozen, clockObj("set", FloatValue(8.64e15)), Clock{Frozen: true, FrozenMs: 8.64e15, OffsetMs: 7}, ""},
+		{"set at the negative limit", frozen, clockObj("set", FloatValue(-8.64e15)), Clock{Frozen: true, FrozenMs: -8.64e15, OffsetMs: 7}, ""},
+		{"set 1e308", frozen, clockObj("set", FloatValue(1e308)), frozen, "set: out of range (the clock stays within ±8.64e15 ms)"},
+		{"set past the limit, live", live, clockObj("set", FloatValue(8.64e15+1)), live, "set: out of range (the clock stays within ±8.64e15 ms)"},
+		{"set -1e308 after reset", frozen, clockObj("reset", BoolValue(true), "set", FloatValue(-1e308)), frozen, "set: out of range (the clock stays within ±8.64e15 ms)"},
+		{"advance 1e308", frozen, clockObj("advance", FloatValue(1e308)), frozen, "advance: out of range (the clock stays within ±8.64e15 ms)"},
+		{"set 1e308 then advance 1e308", live, clockObj("set", FloatValue(1e308), "advance", FloatValue(1e308)), live, "set: out of range (the clock stays within ±8.64e15 ms)"},
+		{"set then advance past the limit", frozen, clockObj("set", FloatValue(8.6e15), "advance", FloatValue(1e14)), frozen, "advance: out of range (the clock stays within ±8.64e15 ms)"},
+		{"advance live past the limit", live, clockObj("advance", FloatValue(-8.65e15)), live, "advance: out of range (the clock stays within ±8.64e15 ms)"},
+		{"advance to the limit", Clock{Frozen: true}, clockObj("advance", FloatValue(8.64e15)), Clock{Frozen: true, FrozenMs: 8.64e15}, ""},
 	}
 	for _, tt := range tests {
 		got, err := tt.start.ApplyRequest(tt.body, wall)

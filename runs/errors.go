@@ -38,7 +38,7 @@ func (e *Error) Error() string { return e.Message }
 
 // RetryAfter reports whether the answer carries "Retry-After: 1" (runs-api §14.1, §14.2).
 func (e *Error) RetryAfter() bool {
-	return e.Code == "rate_limit_exceeded" || e.Code == "gateway_draining"
+	return e.Code == "rate_limit_exceeded" || e.Code == "gateway_draining" || e.Code == "server_busy"
 }
 
 // hermesStatus is the one table from a Hermes-envelope code to its HTTP status.
@@ -59,6 +59,7 @@ var hermesStatus = map[string]int{
 	"steer_not_accepted":       409,
 	"body_too_large":           413,
 	"gateway_draining":         503,
+	"server_busy":              503,
 }
 
 // Hermes returns a Hermes-envelope error; its status comes from the code table.
@@ -97,7 +98,30 @@ var (
 	ErrInvalidKey     = Hermes("invalid_idempotency_key", "Idempotency-Key must be 1-255 visible ASCII characters")
 	ErrSessionInvalid = &Error{Status: 400, Envelope: EnvSessionKey, Message: "Invalid session key"}
 	ErrSessionTooLong = &Error{Status: 400, Envelope: EnvSessionKey, Message: "Session key too long"}
+	// ErrServerBusy: more request bodies are held than --max-inflight-body-bytes
+	// allows, and none was released within the read timeout (hardening H5).
+	ErrServerBusy = Hermes("server_busy", "Request body backlog full.")
+	// ErrAdminKey: a control request, or a vendor request carrying history
+	// headers (hardening H1), without the configured admin key (controls §1).
+	ErrAdminKey = Admin(401, "missing or wrong x-mockingbird-admin-key")
 )
+
+// EchoLimit is the most bytes of a client's path an error message echoes
+// (hardening H9).
+const EchoLimit = 1024
+
+// Echo returns s cut to its first EchoLimit bytes (at a UTF-8 character
+// boundary when one is near), for error messages that quote a path or id.
+func Echo(s string) string {
+	if len(s) <= EchoLimit {
+		return s
+	}
+	cut := EchoLimit
+	for i := 0; i < 3 && cut > 0 && s[cut]&0xC0 == 0x80; i++ {
+		cut--
+	}
+	return s[:cut]
+}
 
 // Throttle returns the capacity 429 (runs-api §14.1).
 func Throttle(max int) *Error {
@@ -105,7 +129,8 @@ func Throttle(max int) *Error {
 }
 
 // RunNotFound is the 404 of every run-addressing operation.
-func RunNotFound(id string) *Error { return Hermes("run_not_found", "Run not found: "+id) }
+// The id is echoed up to EchoLimit bytes (hardening H9).
+func RunNotFound(id string) *Error { return Hermes("run_not_found", "Run not found: "+Echo(id)) }
 
 // Body renders the envelope as compact JSON (wire.md §4.3).
 func (e *Error) Body() []byte {

@@ -41,6 +41,13 @@ func ValidIdempotencyKey(key string) bool {
 	return true
 }
 
+// AdminKeyOK reports whether the x-mockingbird-admin-key header value (repeated
+// occurrences joined with ", ") is exactly key, compared in constant time
+// (controls §1; hardening H1).
+func AdminKeyOK(header, key string) bool {
+	return subtle.ConstantTimeCompare([]byte(header), []byte(key)) == 1
+}
+
 // Authorized checks an Authorization header value against the API key
 // (runs-api §14.3): "Bearer " exactly, then the Python-stripped rest compared in
 // constant time with the key's UTF-8 bytes.

@@ -64,3 +64,54 @@ func TestAuthorized(t *testing.T) { // acceptance 154
 		}
 	}
 }
+
+// The admin key is the exact header value (controls §1; hardening H1).
+func TestAdminKeyOK(t *testing.T) {
+	for _, tt := range []struct {
+		header, key string
+		want        bool
+	}{
+		{"ak", "ak", true},
+		{"ak ", "ak", false},
+		{" ak", "ak", false},
+		{"akk", "ak", false},
+		{"a", "ak", false},
+		{"", "ak", false},
+		{"ak, ak", "ak", false},
+		{"AK", "ak", false},
+	} {
+		if got := AdminKeyOK(tt.header, tt.key); got != tt.want {
+			t.Errorf("AdminKeyOK(%q, %q) = %v", tt.header, tt.key, got)
+		}
+	}
+}
+
+// Error messages echo at most EchoLimit bytes of a path (hardening H9), cut
+// before a split UTF-8 character.
+func TestEcho(t *testing.T) {
+	long := strings.Repeat("r", 5000)
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"run_x", "run_x"},
+		{long[:1024], long[:1024]},
+		{long, long[:1024]},
+		{long[:1023] + "é" + "tail", long[:1023]},
+		{long[:1022] + "€" + "tail", long[:1022]},
+	} {
+		if got := Echo(tt.in); got != tt.want {
+			t.Errorf("Echo(%d bytes) = %d bytes, want %d", len(tt.in), len(got), len(tt.want))
+		}
+	}
+	if got := RunNotFound(long).Message; got != "Run not found: "+long[:1024] {
+		t.Errorf("RunNotFound message of %d bytes", len(got))
+	}
+}
+
+// The in-flight body bound's 503 (hardening H5).
+func TestErrServerBusy(t *testing.T) {
+	e := ErrServerBusy
+	if e.Status != 503 || !e.RetryAfter() ||
+		string(e.Body()) != `{"error":{"message":"Request body backlog full.","type":"invalid_request_error","param":null,"code":"server_busy"}}` {
+		t.Fatalf("%d %v %s", e.Status, e.RetryAfter(), e.Body())
+	}
+}

@@ -86,7 +86,8 @@ const cacheKiB = 512
 // a SQLite file, created when missing, in WAL mode with synchronous=NORMAL (a
 // committed transaction survives a process crash, kill -9 included, though not
 // necessarily a power loss), with busy_timeout set and the embedded migrations
-// applied. A file holding another application's database is refused (ErrForeign).
+// applied. A file holding another application's database is refused (ErrForeign)
+// by Preflight, before SQLite opens it: the file is never written to.
 //
 // The private database is a SQLite temporary database (file name ""): its
 // pages live in the connection's page cache, and once they outgrow it (512 KiB:
@@ -108,6 +109,11 @@ func Open(path string) (*DB, error) {
 	ms, err := loadMigrations(migrationFS)
 	if err != nil {
 		return nil, err
+	}
+	if path != "" {
+		if err := Preflight(path); err != nil {
+			return nil, err
+		}
 	}
 	db := &DB{path: path}
 	if path == "" {

@@ -257,9 +257,9 @@ func TestOpenRefusesOtherDatabases(t *testing.T) {
 		foreign bool
 		msg     string // the error text must contain this
 	}{
-		{foreign, true, "storage: migrate: not a hermes-emulator database: a non-empty database without the hermes-emulator mark (file " + foreign + ")"},
-		{newer, false, "storage: migrate: database schema version 99 is newer than this build (3) (file " + newer + ")"},
-		{text, false, "file is not a database"},
+		{foreign, true, "storage: open " + foreign + ": not a hermes-emulator database: a non-empty database without the hermes-emulator mark"},
+		{newer, false, "storage: open " + newer + ": database schema version 99 is newer than this build (3)"},
+		{text, true, "storage: open " + text + ": not a hermes-emulator database: not a SQLite database file"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.path), func(t *testing.T) {

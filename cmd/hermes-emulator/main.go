@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -195,6 +196,10 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	fs.IntVar(&o.MaxCheckpoints, "max-checkpoints", e.getInt("MAX_CHECKPOINTS", 1000), "checkpoints kept per namespace timeline [HERMES_EMULATOR_MAX_CHECKPOINTS]")
 	fs.StringVar(&c.logFormat, "log", env("LOG", "pretty"), "log format: pretty, json or off [HERMES_EMULATOR_LOG]")
 	fs.BoolVar(&o.LogRequests, "log-requests", e.getBool("LOG_REQUESTS"), "log one line per vendor request [HERMES_EMULATOR_LOG_REQUESTS]")
+	// Bounds on what a client can make the server hold (hardening H4, H5).
+	fs.DurationVar(&o.ReadTimeout, "read-timeout", e.getDur("READ_TIMEOUT", 10*time.Second), "request head and each body must arrive within it [HERMES_EMULATOR_READ_TIMEOUT]")
+	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", e.getDur("SHUTDOWN_GRACE", 10*time.Second), "on SIGTERM, wait this long for in-flight requests [HERMES_EMULATOR_SHUTDOWN_GRACE]")
+	fs.Int64Var(&o.MaxInflightBodyBytes, "max-inflight-body-bytes", e.getInt64("MAX_INFLIGHT_BODY_BYTES", 64<<20), "request body bytes held at once before 503 server_busy [HERMES_EMULATOR_MAX_INFLIGHT_BODY_BYTES]")
 	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [HERMES_EMULATOR_NO_RESPONSE_VALIDATION]")
 	c.env = &e
 	var first error
@@ -289,7 +294,13 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
 		return 1
 	}
-	banner(stdout, c.logFormat, srv.URL(), o.AdminKey != "")
+	url := srv.URL()
+	if o.AdminKey == "" && !loopback(o.Host) {
+		// hardening H10: an open control plane on the network is said loudly.
+		o.Logger.Warn("the control plane is open to the network: anyone who reaches " + url +
+			" can change or erase the emulator's state; pass --admin-key (HERMES_EMULATOR_ADMIN_KEY) or listen on 127.0.0.1")
+	}
+	banner(stdout, c.logFormat, url, o.AdminKey != "")
 	<-ctx.Done()
 	o.Logger.Info("shutting down")
 	if err := srv.Close(); err != nil {
@@ -331,6 +342,16 @@ func version(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, emulator.Version)
 	return 0
+}
+
+// loopback reports whether host names only this machine: localhost or a
+// loopback address.
+func loopback(host string) bool {
+	if host == "" || host == "localhost" { // "" listens on 127.0.0.1 (emulator.Options)
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // urlSet reports whether --url was given (it makes HERMES_EMULATOR_PORT moot).

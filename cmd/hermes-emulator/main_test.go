@@ -20,7 +20,7 @@ import (
 // cliEnv lists every HERMES_EMULATOR_ variable the CLI reads.
 var cliEnv = []string{"HOST", "PORT", "DB", "ADMIN_KEY", "API_KEY", "MAX_CONCURRENT_RUNS", "MAX_BODY_BYTES", "SEED",
 	"SSE_KEEPALIVE", "SSE_SUBSCRIBE_WAIT", "JOURNAL_SIZE", "MAX_CHECKPOINTS", "LOG", "LOG_REQUESTS",
-	"NO_RESPONSE_VALIDATION", "URL"}
+	"NO_RESPONSE_VALIDATION", "URL", "READ_TIMEOUT", "SHUTDOWN_GRACE", "MAX_INFLIGHT_BODY_BYTES"}
 
 // cliClean empties every CLI variable (empty = unset) so the test sees only
 // what it sets, then sets kv (name without the prefix, value, …). The host is
@@ -249,8 +249,8 @@ func TestHelpNamesEnvironmentVariables(t *testing.T) {
 			t.Errorf("--%s: usage %q does not name %s] or is missing from --help", f.Name, f.Usage, want)
 		}
 	})
-	if n != 15 {
-		t.Fatalf("%d flags, want 15", n)
+	if n != 18 {
+		t.Fatalf("%d flags, want 18", n)
 	}
 	if !strings.Contains(stdout, "[HERMES_EMULATOR_ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]") {
 		t.Errorf("--admin-key does not name MOCKINGBIRD_ADMIN_KEY")
@@ -376,5 +376,42 @@ func TestBinaryVersionAndJSONBanner(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after SIGTERM: %v, want exit 0", err)
+	}
+}
+
+// The bounds of hardening H4 and H5: defaults, environment, flags.
+func TestServeBoundFlags(t *testing.T) {
+	parse := func(args ...string) emulator.Options {
+		t.Helper()
+		fs, c, err := serveFlags(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return c.opts
+	}
+	cliClean(t)
+	if o := parse(); o.ReadTimeout != 10*time.Second || o.ShutdownGrace != 10*time.Second || o.MaxInflightBodyBytes != 64<<20 {
+		t.Fatalf("defaults: %v %v %d", o.ReadTimeout, o.ShutdownGrace, o.MaxInflightBodyBytes)
+	}
+	cliClean(t, "READ_TIMEOUT", "2s", "SHUTDOWN_GRACE", "500ms", "MAX_INFLIGHT_BODY_BYTES", "1000")
+	if o := parse(); o.ReadTimeout != 2*time.Second || o.ShutdownGrace != 500*time.Millisecond || o.MaxInflightBodyBytes != 1000 {
+		t.Fatalf("environment: %v %v %d", o.ReadTimeout, o.ShutdownGrace, o.MaxInflightBodyBytes)
+	}
+	if o := parse("--read-timeout", "3s", "--shutdown-grace", "1s", "--max-inflight-body-bytes", "7"); o.ReadTimeout != 3*time.Second ||
+		o.ShutdownGrace != time.Second || o.MaxInflightBodyBytes != 7 {
+		t.Fatalf("flags: %v %v %d", o.ReadTimeout, o.ShutdownGrace, o.MaxInflightBodyBytes)
+	}
+}
+
+// Hardening H10: which hosts count as this machine only.
+func TestLoopback(t *testing.T) {
+	for host, want := range map[string]bool{"127.0.0.1": true, "localhost": true, "::1": true, "[::1]": true, "127.1.2.3": true,
+		"0.0.0.0": false, "::": false, "": true, "192.0.2.1": false, "example.com": false} {
+		if got := loopback(host); got != want {
+			t.Errorf("loopback(%q) = %v, want %v", host, got, want)
+		}
 	}
 }

@@ -1,0 +1,115 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// sqliteMagic opens every SQLite database file (the first 16 header bytes).
+const sqliteMagic = "SQLite format 3\x00"
+
+// Preflight checks a --db path before anything is opened, created or written
+// next to it (hardening H8): Open calls it first, and so does a caller that
+// takes a lock file beside the database. It only reads. Refused:
+//
+//   - a path whose directory is missing → `storage: open <path>: the directory
+//     <dir> does not exist`;
+//   - a path that is not a regular file;
+//   - a non-empty file that is not a SQLite database, a SQLite database marked
+//     by another application (application_id), or a non-empty database
+//     without our mark → ErrForeign;
+//   - our database with a schema newer than this build.
+//
+// A missing or empty file is a new database. The header's page 1 is taken from
+// the write-ahead log when one is beside the file (a database whose first
+// transactions were never checkpointed into it, after a crash).
+func Preflight(path string) error {
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("storage: open %s: "+format, append([]any{path}, a...)...)
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fail("the directory %s does not exist", dir)
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fail("%w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fail("not a regular file")
+	}
+	page1 := make([]byte, 108)
+	n, err := io.ReadFull(f, page1)
+	switch {
+	case n == 0:
+		return nil // an empty file is a new database
+	case err != nil || string(page1[:16]) != sqliteMagic:
+		return fail("%w: not a SQLite database file", ErrForeign)
+	}
+	if p, err := walPage1(path + "-wal"); err != nil {
+		return fail("%w", err)
+	} else if p != nil {
+		page1 = p
+	}
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		return err
+	}
+	appID := binary.BigEndian.Uint32(page1[68:72])
+	version := binary.BigEndian.Uint32(page1[60:64])
+	// An empty schema: page 1 is a table leaf (0x0D) without cells.
+	empty := page1[100] == 0x0D && binary.BigEndian.Uint16(page1[103:105]) == 0
+	switch {
+	case appID != 0 && appID != applicationID:
+		return fail("%w: application_id %#x", ErrForeign, appID)
+	case appID == 0 && (version != 0 || !empty):
+		return fail("%w: a non-empty database without the hermes-emulator mark", ErrForeign)
+	case int(version) > len(ms):
+		return fail("database schema version %d is newer than this build (%d)", version, len(ms))
+	}
+	return nil
+}
+
+// walPage1 returns the first 108 bytes of the last copy of page 1 in the
+// write-ahead log at path (frames whose salts match the log's header), or nil
+// when there is no log or no such frame.
+func walPage1(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var hdr [32]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return nil, nil // empty or torn: SQLite ignores such a log
+	}
+	pageSize := int64(binary.BigEndian.Uint32(hdr[8:12]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 {
+		return nil, nil
+	}
+	var last []byte
+	frame := make([]byte, 24+108)
+	for off := int64(32); ; off += 24 + pageSize {
+		if _, err := f.ReadAt(frame, off); err != nil {
+			return last, nil
+		}
+		if binary.BigEndian.Uint32(frame[0:4]) == 1 && string(frame[8:16]) == string(hdr[16:24]) {
+			last = append([]byte(nil), frame[24:]...)
+		}
+	}
+}

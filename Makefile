@@ -4,7 +4,7 @@
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
 
-generate: ## regenerate gen/ and SUPPORT.md from openapi.yaml
+generate: ## regenerate gen/, gen/admin/ and SUPPORT.md from openapi.yaml and admin.yaml
 	go generate ./...
 
 test: ## run the test suite (what CI runs)

@@ -1,21 +1,26 @@
 // Package admin is the control plane: GET /health and every /__admin route
-// (controls.md), kept identical to the seed package's so a suite written for it
-// runs unchanged. It holds no state of its own: it validates control requests
-// and hands them to the gateway, the fault store, the journal, the metrics and
-// the credentials store.
+// (controls.md), described by admin.yaml at the repository root. It implements
+// the generated server interface of gen/admin (one thin handler per route),
+// validates every request against admin.yaml before the handler runs
+// (validate.go), and holds no state of its own apart from the change stream's
+// subscribers (stream.go): it hands control requests to the gateway, the fault
+// store, the journal, the metrics and the credentials store.
 package admin
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/hermes-emulator/hermes-emulator/credentials"
 	"github.com/hermes-emulator/hermes-emulator/faults"
 	"github.com/hermes-emulator/hermes-emulator/gateway"
+	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -28,6 +33,7 @@ type Deps struct {
 	Journal      *journal.Journal
 	Metrics      *journal.Metrics
 	Credentials  *credentials.Store
+	Hub          *Hub   // the change stream of GET /__admin/stream; nil = a private hub nobody publishes to
 	AdminKey     string // "" = open
 	MaxBodyBytes int64  // the body limit when Bodies is nil
 	// Bodies reads control request bodies, as it reads the vendor ones
@@ -38,43 +44,42 @@ type Deps struct {
 
 // Admin serves the control plane.
 type Admin struct {
-	d      Deps
-	routes []route
+	d    Deps
+	c    *contract
+	echo *echo.Echo
 }
 
-// call is one control request after routing.
+var _ genadmin.ServerInterface = (*Admin)(nil)
+
+// call is one control request as the middleware prepared it for a handler.
 type call struct {
+	w       http.ResponseWriter // the caller's writer (read deadlines)
 	r       *http.Request
+	rel     string // the path relative to /__admin as sent ("/" when empty; "" for /health), for the 404 message
 	ns      string // the admin namespace: ?namespace=, header, default
-	params  map[string]string
 	body    runs.Value
 	hasBody bool
 	query   url.Values
-	out     http.Header // the response headers: a route may set Content-Type
 }
 
-// reply is a control answer: a status and a compact JSON body.
-type reply struct {
-	status int
-	body   []byte
-}
+type callKey struct{}
 
-type route struct {
-	method  string
-	segs    []string // ":name" = parameter
-	stateNS bool     // reads or writes a namespace's state: the namespace must be valid
-	fn      func(c *call) (reply, *runs.Error)
-}
-
-func (r route) key() string { return r.method + " /" + strings.Join(r.segs, "/") }
+// callOf returns the call of a request inside the Echo stack.
+func callOf(c echo.Context) *call { return c.Request().Context().Value(callKey{}).(*call) }
 
 // New builds the control plane.
 func New(d Deps) *Admin {
 	if d.Bodies == nil {
 		d.Bodies = handlers.NewBodies(d.MaxBodyBytes, 0, 10*time.Second)
 	}
-	a := &Admin{d: d}
-	a.routes = a.table()
+	if d.Hub == nil {
+		d.Hub = NewHub(0)
+	}
+	a := &Admin{d: d, c: theContract(), echo: echo.New()}
+	a.echo.HideBanner, a.echo.HidePort = true, true
+	a.echo.HTTPErrorHandler = a.errorHandler
+	a.echo.Use(a.prepare)
+	genadmin.RegisterHandlers(a.echo, a)
 	return a
 }
 
@@ -90,120 +95,133 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, rawPath string
 		stamp += "; ns=" + headerNS
 	}
 	w.Header().Set("X-Mockingbird", stamp)
-	if rawPath == "/health" {
-		a.write(w, reply{200, a.health()})
-		return
-	}
-	rep, err := a.serve(w, r, rawPath, headerNS)
-	if err != nil {
-		// One renderer for every error envelope (STYLE.md rule 3).
-		handlers.WriteError(w, err)
-		return
-	}
-	a.write(w, rep)
-}
-
-// write sends a successful rep; Content-Type is application/json unless the
-// route set another one.
-func (a *Admin) write(w http.ResponseWriter, rep reply) {
-	if w.Header().Get("Content-Type") == "" {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	w.WriteHeader(rep.status)
-	_, _ = w.Write(rep.body)
-}
-
-func (a *Admin) serve(w http.ResponseWriter, r *http.Request, rawPath, headerNS string) (reply, *runs.Error) {
-	if a.d.AdminKey != "" && !runs.AdminKeyOK(strings.Join(r.Header.Values("X-Mockingbird-Admin-Key"), ", "), a.d.AdminKey) {
-		a.d.Bodies.Unread(w, r)
-		return reply{}, runs.ErrAdminKey
-	}
-	rel := strings.TrimPrefix(rawPath, "/__admin")
-	if rel == "" {
-		rel = "/"
-	}
-	rt, params := a.find(r.Method, rel)
-	if rt == nil {
-		a.d.Bodies.Unread(w, r)
-		return reply{}, runs.Admin(404, "no admin route "+runs.Echo(r.Method)+" "+runs.Echo(rel)+"; GET /__admin lists them")
-	}
-	q := r.URL.Query()
-	c := &call{r: r, ns: headerNS, params: params, query: q, out: w.Header()}
-	if v, ok := q["namespace"]; ok {
+	c := &call{w: w, r: r, ns: headerNS, query: r.URL.Query()}
+	if v, ok := c.query["namespace"]; ok {
 		c.ns = v[0]
 	}
-	// The one body reader of both planes (handlers.Bodies): within the read
-	// timeout and the in-flight bound.
-	raw, release, err := a.d.Bodies.Read(w, r)
-	defer release()
-	switch {
-	case errors.Is(err, handlers.ErrBodyTooLarge):
-		return reply{}, runs.Admin(413, "request body too large")
-	case errors.Is(err, handlers.ErrBodyBusy):
-		return reply{}, runs.ErrServerBusy
-	case err != nil:
-		return reply{}, runs.Admin(400, "request body is not valid JSON")
-	}
-	if strings.TrimSpace(string(raw)) != "" {
-		v, perr := runs.Parse(raw)
-		if perr != nil {
-			return reply{}, runs.Admin(400, "request body is not valid JSON")
+	path := "/health"
+	if rawPath != "/health" {
+		if a.d.AdminKey != "" && !runs.AdminKeyOK(strings.Join(r.Header.Values("X-Mockingbird-Admin-Key"), ", "), a.d.AdminKey) {
+			a.d.Bodies.Unread(w, r)
+			handlers.WriteError(w, runs.ErrAdminKey)
+			return
 		}
-		c.body, c.hasBody = v, true
+		c.rel = strings.TrimPrefix(rawPath, "/__admin")
+		if c.rel == "" {
+			c.rel = "/"
+		}
+		path = normalize(c.rel)
 	}
-	if rt.stateNS && !gateway.NamePattern.MatchString(c.ns) {
-		return reply{}, runs.Admin(400, "x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/")
-	}
-	return rt.fn(c)
+	in := r.Clone(context.WithValue(r.Context(), callKey{}, c))
+	in.URL.RawPath = path
+	in.URL.Path = unescape(path)
+	c.r = in
+	a.echo.ServeHTTP(w, in)
 }
 
-// find matches method and path: exact method, empty segments ignored on both
-// sides, equal segment counts, parameters percent-decoded (controls §1).
-func (a *Admin) find(method, rel string) (*route, map[string]string) {
+// normalize maps a path relative to /__admin to the Echo path: empty segments
+// ignored (controls §1 "Routing"), segments kept percent-encoded so that an
+// encoded "/" stays inside its segment.
+func normalize(rel string) string {
 	var segs []string
 	for _, s := range strings.Split(rel, "/") {
 		if s != "" {
 			segs = append(segs, s)
 		}
 	}
-next:
-	for i := range a.routes {
-		rt := &a.routes[i]
-		if rt.method != method || len(rt.segs) != len(segs) {
-			continue
-		}
-		var params map[string]string
-		for j, want := range rt.segs {
-			if strings.HasPrefix(want, ":") {
-				if params == nil {
-					params = map[string]string{}
-				}
-				v, err := url.PathUnescape(segs[j])
-				if err != nil {
-					v = segs[j]
-				}
-				params[want[1:]] = v
-				continue
-			}
-			if want != segs[j] {
-				continue next
-			}
-		}
-		return rt, params
+	if len(segs) == 0 {
+		return "/__admin"
 	}
-	return nil, nil
+	return "/__admin/" + strings.Join(segs, "/")
 }
 
-// routeKeys lists "METHOD /path" of every route, sorted by code point (controls §3).
-func (a *Admin) routeKeys() []string {
-	keys := make([]string, 0, len(a.routes))
-	for _, rt := range a.routes {
-		k := rt.key()
-		if len(rt.segs) == 0 {
-			k = rt.method + " /"
-		}
-		keys = append(keys, k)
+func unescape(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
 	}
-	sort.Strings(keys)
-	return keys
+	return s
+}
+
+// prepare runs after routing and before every handler: read the body (413,
+// 400 not JSON, 503 busy), check the admin namespace of state routes, validate
+// against admin.yaml. An unmatched route goes on to Echo's 404/405, which
+// errorHandler renders as the admin 404.
+func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(ec echo.Context) error {
+		op := a.c.op(ec.Request().Method, ec.Path())
+		if op == nil {
+			return next(ec)
+		}
+		c := callOf(ec)
+		if c.rel == "" { // GET /health reads nothing (controls §2)
+			return next(ec)
+		}
+		release, err := a.readBody(c)
+		defer release()
+		if err != nil {
+			return err
+		}
+		if op.stateNS && !gateway.NamePattern.MatchString(c.ns) {
+			return runs.Admin(400, "x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/")
+		}
+		if err := op.validate(c.query, c.body, c.hasBody); err != nil {
+			return err
+		}
+		return next(ec)
+	}
+}
+
+// readBody reads the request body (controls §1 "Body") with the one body
+// reader of both planes (handlers.Bodies: the limit, the read timeout and the
+// in-flight bound): empty or whitespace is no body; otherwise JSON. release
+// gives the body's bytes back to the in-flight bound.
+func (a *Admin) readBody(c *call) (release func(), _ *runs.Error) {
+	raw, release, err := a.d.Bodies.Read(c.w, c.r)
+	switch {
+	case errors.Is(err, handlers.ErrBodyTooLarge):
+		return release, runs.Admin(413, "request body too large")
+	case errors.Is(err, handlers.ErrBodyBusy):
+		return release, runs.ErrServerBusy
+	case err != nil:
+		return release, runs.Admin(400, "request body is not valid JSON")
+	}
+	if strings.TrimSpace(string(raw)) != "" {
+		v, perr := runs.Parse(raw)
+		if perr != nil {
+			return release, runs.Admin(400, "request body is not valid JSON")
+		}
+		c.body, c.hasBody = v, true
+	}
+	return release, nil
+}
+
+// errorHandler renders every error through the one renderer (STYLE.md rule 3):
+// an unmatched route or method is the admin 404 of controls §1.
+func (a *Admin) errorHandler(err error, ec echo.Context) {
+	if ec.Response().Committed {
+		return
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) && (he.Code == http.StatusNotFound || he.Code == http.StatusMethodNotAllowed) {
+		c := callOf(ec)
+		a.d.Bodies.Unread(ec.Response(), c.r)
+		err = runs.Admin(404, "no admin route "+runs.Echo(c.r.Method)+" "+runs.Echo(c.rel)+"; GET /__admin lists them")
+	}
+	handlers.WriteError(ec.Response(), err)
+}
+
+// reply writes a successful JSON answer.
+func reply(ec echo.Context, status int, body []byte) error {
+	return ec.Blob(status, "application/json", body)
+}
+
+func ok200(ec echo.Context, body []byte) error { return reply(ec, 200, body) }
+
+// fail returns err as an error, or nil for a nil *runs.Error (a typed nil
+// must not become a non-nil error).
+func fail(err *runs.Error) error {
+	if err == nil {
+		return nil
+	}
+	return err
 }

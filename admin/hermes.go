@@ -3,42 +3,51 @@ package admin
 import (
 	"strings"
 
+	"github.com/labstack/echo/v4"
+
+	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
 // The Hermes controls (controls §11): errors in the Hermes envelope, code null
-// unless stated; each commits a checkpoint on main after success.
+// unless stated; each commits a checkpoint on main after success. Observe,
+// events, drain, restart and scope check their own bodies (admin.yaml
+// `x-hermes-body: handler`): their pinned messages come after the run lookup.
 
 func simulated(o *obj) []byte { return o.boolean("simulated", true).bytes() }
 
-func (a *Admin) observe(c *call) (reply, *runs.Error) {
-	rec, err := a.d.GW.Observe(c.ns, c.params["id"], c.body, c.hasBody)
+// HermesObserve is POST /__admin/hermes/runs/:id/observe (controls §11.1).
+func (a *Admin) HermesObserve(ec echo.Context, id genadmin.RunID, _ genadmin.HermesObserveParams) error {
+	c := callOf(ec)
+	rec, err := a.d.GW.Observe(c.ns, id, c.body, c.hasBody)
 	if err != nil {
-		return reply{}, err
+		return err
 	}
-	return ok200(rec)
+	return ok200(ec, rec)
 }
 
-func (a *Admin) events(c *call) (reply, *runs.Error) {
-	id := c.params["id"]
+// HermesEvents is POST /__admin/hermes/runs/:id/events (controls §11.2).
+func (a *Admin) HermesEvents(ec echo.Context, id genadmin.RunID, _ genadmin.HermesEventsParams) error {
+	c := callOf(ec)
 	out, err := a.d.GW.Events(c.ns, id, c.body, c.hasBody)
 	if err != nil {
-		return reply{}, err
+		return err
 	}
-	return ok200(simulated(newObj().str("run_id", id).num("emitted", float64(out.Emitted)).num("buffered", float64(out.Buffered))))
+	return ok200(ec, simulated(newObj().str("run_id", id).num("emitted", float64(out.Emitted)).num("buffered", float64(out.Buffered))))
 }
 
-func (a *Admin) deliver(c *call) (reply, *runs.Error) {
-	id := c.params["id"]
-	n, err := a.d.GW.Deliver(c.ns, id)
+// HermesDeliver is POST /__admin/hermes/runs/:id/steer/deliver (controls §11.3).
+func (a *Admin) HermesDeliver(ec echo.Context, id genadmin.RunID, _ genadmin.HermesDeliverParams) error {
+	n, err := a.d.GW.Deliver(callOf(ec).ns, id)
 	if err != nil {
-		return reply{}, err
+		return err
 	}
-	return ok200(simulated(newObj().str("run_id", id).num("delivered", float64(n))))
+	return ok200(ec, simulated(newObj().str("run_id", id).num("delivered", float64(n))))
 }
 
-func (a *Admin) getDrain(c *call) (reply, *runs.Error) {
-	return ok200(newObj().boolean("draining", a.d.GW.DrainFlag(c.ns)).bytes())
+// HermesDrainGet is GET /__admin/hermes/drain (controls §11.4).
+func (a *Admin) HermesDrainGet(ec echo.Context, _ genadmin.HermesDrainGetParams) error {
+	return ok200(ec, newObj().boolean("draining", a.d.GW.DrainFlag(callOf(ec).ns)).bytes())
 }
 
 // onlyKey returns the value of the body's only key k.
@@ -49,33 +58,39 @@ func onlyKey(c *call, k string) (runs.Value, bool) {
 	return c.body.Obj.Get(k)
 }
 
-func (a *Admin) setDrain(c *call) (reply, *runs.Error) {
+// HermesDrainSet is POST /__admin/hermes/drain (controls §11.4).
+func (a *Admin) HermesDrainSet(ec echo.Context, _ genadmin.HermesDrainSetParams) error {
+	c := callOf(ec)
 	v, ok := onlyKey(c, "draining")
 	if !ok || v.Kind != runs.Bool {
-		return reply{}, runs.Hermes("", `drain: expected {"draining": true} or {"draining": false}`)
+		return runs.Hermes("", `drain: expected {"draining": true} or {"draining": false}`)
 	}
 	if err := a.d.GW.SetDraining(c.ns, v.Bool); err != nil {
-		return reply{}, err
+		return err
 	}
-	return ok200(simulated(newObj().boolean("draining", v.Bool)))
+	return ok200(ec, simulated(newObj().boolean("draining", v.Bool)))
 }
 
-func (a *Admin) restart(c *call) (reply, *runs.Error) {
+// HermesRestart is POST /__admin/hermes/restart (controls §11.5).
+func (a *Admin) HermesRestart(ec echo.Context, _ genadmin.HermesRestartParams) error {
+	c := callOf(ec)
 	v, ok := onlyKey(c, "owner")
 	if !ok || v.Kind != runs.String || (v.Str != "stale" && v.Str != "alive") {
-		return reply{}, runs.Hermes("", "restart: owner must be explicitly stale or alive")
+		return runs.Hermes("", "restart: owner must be explicitly stale or alive")
 	}
 	out, err := a.d.GW.Restart(c.ns, v.Str == "alive")
 	if err != nil {
-		return reply{}, err
+		return err
 	}
-	return ok200(simulated(newObj().str("owner", v.Str).num("retained", float64(out.Retained)).num("discarded", float64(out.Discarded))))
+	return ok200(ec, simulated(newObj().str("owner", v.Str).num("retained", float64(out.Retained)).num("discarded", float64(out.Discarded))))
 }
 
-func (a *Admin) scope(c *call) (reply, *runs.Error) {
+// HermesScope is POST /__admin/hermes/scope (controls §11.6).
+func (a *Admin) HermesScope(ec echo.Context, _ genadmin.HermesScopeParams) error {
+	c := callOf(ec)
 	bad := runs.Hermes("", "scope: expected nonempty synthetic profile and identity without NUL")
 	if !c.hasBody || c.body.Kind != runs.Object || c.body.Obj.Len() != 2 {
-		return reply{}, bad
+		return bad
 	}
 	p, okp := c.body.Obj.Get("profile")
 	i, oki := c.body.Obj.Get("identity")
@@ -83,18 +98,19 @@ func (a *Admin) scope(c *call) (reply, *runs.Error) {
 		return v.Kind == runs.String && v.Str != "" && !strings.ContainsRune(v.Str, 0)
 	}
 	if !okp || !oki || !valid(p) || !valid(i) {
-		return reply{}, bad
+		return bad
 	}
 	if err := a.d.GW.SetScope(c.ns, p.Str, i.Str); err != nil {
-		return reply{}, err
+		return err
 	}
-	return ok200(simulated(newObj().str("profile", p.Str).str("identity", i.Str)))
+	return ok200(ec, simulated(newObj().str("profile", p.Str).str("identity", i.Str)))
 }
 
-func (a *Admin) sweep(c *call) (reply, *runs.Error) {
-	n, err := a.d.GW.Sweep(c.ns)
+// HermesSweep is POST /__admin/hermes/sweep (controls §11.7).
+func (a *Admin) HermesSweep(ec echo.Context, _ genadmin.HermesSweepParams) error {
+	n, err := a.d.GW.Sweep(callOf(ec).ns)
 	if err != nil {
-		return reply{}, err
+		return err
 	}
-	return ok200(simulated(newObj().num("cacheRemoved", float64(n))))
+	return ok200(ec, simulated(newObj().num("cacheRemoved", float64(n))))
 }

@@ -1,14 +1,18 @@
 package admin
 
 import (
+	"github.com/labstack/echo/v4"
+
 	"github.com/hermes-emulator/hermes-emulator/gateway"
+	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
 // The timeline routes (controls §8).
 
-func (a *Admin) timeline(c *call) (reply, *runs.Error) {
-	t := a.d.GW.Timeline(c.ns)
+// TimelineGet is GET /__admin/timeline (controls §8.5).
+func (a *Admin) TimelineGet(ec echo.Context, _ genadmin.TimelineGetParams) error {
+	t := a.d.GW.Timeline(callOf(ec).ns)
 	branches := newObj()
 	for _, b := range t.Branches {
 		branches.str(b.Name, b.Head)
@@ -18,10 +22,10 @@ func (a *Admin) timeline(c *call) (reply, *runs.Error) {
 		if i > 0 {
 			cps = append(cps, ',')
 		}
-		cps = append(cps, newObj().str("id", cp.ID).str("branch", cp.Branch).strOrNull("parent", cp.Parent).num("at", cp.At).bytes()...)
+		cps = append(cps, cpBody(cp).bytes()...)
 	}
 	cps = append(cps, ']')
-	return ok200(newObj().rawBytes("branches", branches.bytes()).rawBytes("checkpoints", cps).bytes())
+	return ok200(ec, newObj().rawBytes("branches", branches.bytes()).rawBytes("checkpoints", cps).bytes())
 }
 
 // stringField reads an optional string field of the body; ok is false when the
@@ -40,69 +44,78 @@ func stringField(c *call, k string) (string, bool) {
 	return v.Str, true
 }
 
-func (a *Admin) checkpoint(c *call) (reply, *runs.Error) {
+// CheckpointCreate is POST /__admin/checkpoints (controls §8.3).
+func (a *Admin) CheckpointCreate(ec echo.Context, _ genadmin.CheckpointCreateParams) error {
+	c := callOf(ec)
 	branch, ok := stringField(c, "branch")
 	if !ok {
-		return reply{}, runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
+		return runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
 	}
 	if branch == "" {
 		branch = "main"
 	}
 	cp, err := a.d.GW.CommitCheckpoint(c.ns, branch)
 	if err != nil {
-		return reply{}, err
+		return err
 	}
-	return reply{201, cpBody(cp).num("records", float64(cp.Records)).bytes()}, nil
+	return reply(ec, 201, cpBody(cp).num("records", float64(cp.Records)).bytes())
 }
 
 func cpBody(cp gateway.Checkpoint) *obj {
 	return newObj().str("id", cp.ID).str("branch", cp.Branch).strOrNull("parent", cp.Parent).num("at", cp.At)
 }
 
-func (a *Admin) branch(c *call) (reply, *runs.Error) {
+// BranchCreate is POST /__admin/branches/:name (controls §8.4).
+func (a *Admin) BranchCreate(ec echo.Context, name genadmin.BranchName, _ genadmin.BranchCreateParams) error {
+	c := callOf(ec)
 	at, ok := stringField(c, "at")
 	if !ok {
-		return reply{}, runs.Admin(409, "no checkpoint "+string(runs.MarshalValue(c.body.Obj.Vals[c.body.Obj.Index("at")])))
+		return runs.Admin(409, "no checkpoint "+string(runs.MarshalValue(c.body.Obj.Vals[c.body.Obj.Index("at")])))
 	}
-	cp, err := a.d.GW.Branch(c.ns, c.params["name"], at)
+	cp, err := a.d.GW.Branch(c.ns, name, at)
 	if err != nil {
-		return reply{}, err
+		return err
 	}
-	return reply{201, cpBody(cp).bytes()}, nil
+	return reply(ec, 201, cpBody(cp).bytes())
 }
 
-func (a *Admin) checkout(c *call) (reply, *runs.Error) {
+// BranchCheckout is POST /__admin/branches/:name/checkout (controls §8.5).
+func (a *Admin) BranchCheckout(ec echo.Context, name genadmin.BranchName, _ genadmin.BranchCheckoutParams) error {
+	c := callOf(ec)
 	bad := runs.Admin(400, `expected {"checkpoint":"cp_..."}`)
 	if !c.hasBody || c.body.Kind != runs.Object {
-		return reply{}, bad
+		return bad
 	}
 	v, ok := c.body.Obj.Get("checkpoint")
 	if !ok || v.Kind != runs.String {
-		return reply{}, bad
+		return bad
 	}
-	name := c.params["name"]
 	if err := a.d.GW.Checkout(c.ns, name, v.Str); err != nil {
-		return reply{}, err
+		return err
 	}
-	return ok200(newObj().str("status", "ok").str("branch", name).str("checkpoint", v.Str).bytes())
+	return ok200(ec, newObj().str("status", "ok").str("branch", name).str("checkpoint", v.Str).bytes())
 }
 
-func (a *Admin) snapshot(c *call) (reply, *runs.Error) {
-	id, records := a.d.GW.Snapshot(c.ns)
-	return reply{201, newObj().str("id", id).str("namespace", c.ns).num("records", float64(records)).bytes()}, nil
+// SnapshotCreate is POST /__admin/snapshots (controls §8.7).
+func (a *Admin) SnapshotCreate(ec echo.Context, _ genadmin.SnapshotCreateParams) error {
+	ns := callOf(ec).ns
+	id, records := a.d.GW.Snapshot(ns)
+	return reply(ec, 201, newObj().str("id", id).str("namespace", ns).num("records", float64(records)).bytes())
 }
 
-func (a *Admin) restoreSnapshot(c *call) (reply, *runs.Error) {
-	id := c.params["id"]
-	if err := a.d.GW.RestoreSnapshot(c.ns, id); err != nil {
-		return reply{}, err
+// SnapshotRestore is POST /__admin/snapshots/:id/restore (controls §8.7).
+func (a *Admin) SnapshotRestore(ec echo.Context, id genadmin.SnapshotID, _ genadmin.SnapshotRestoreParams) error {
+	ns := callOf(ec).ns
+	if err := a.d.GW.RestoreSnapshot(ns, id); err != nil {
+		return err
 	}
-	return ok200(newObj().str("status", "ok").str("id", id).str("namespace", c.ns).bytes())
+	return ok200(ec, newObj().str("status", "ok").str("id", id).str("namespace", ns).bytes())
 }
 
-func (a *Admin) deleteSnapshot(c *call) (reply, *runs.Error) {
-	if err := a.d.GW.DeleteSnapshot(c.params["id"]); err != nil {
-		return reply{}, err
+// SnapshotDelete is DELETE /__admin/snapshots/:id (controls §8.7).
+func (a *Admin) SnapshotDelete(ec echo.Context, id genadmin.SnapshotID, _ genadmin.SnapshotDeleteParams) error {
+	if err := a.d.GW.DeleteSnapshot(id); err != nil {
+		return err
 	}
-	return ok200(statusOK)
+	return ok200(ec, statusOK)
 }

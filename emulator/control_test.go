@@ -317,22 +317,49 @@ func TestControlAdminErrors(t *testing.T) {
 	x.want(x.get("/__admin//clock/"), 200, "")
 }
 
-// acceptance 178
+// acceptance 178 (controls §3), with the routes of admin.yaml: the 32 of the
+// seed package plus the runs listing and view, the change stream, the journal
+// count and the contract itself; each with its operationId and summary.
 func TestControlRouteIndex(t *testing.T) {
 	x := newH(t, emulator.Options{})
 	keys := []string{"DELETE /credentials", "DELETE /faults", "DELETE /metrics", "DELETE /requests", "DELETE /snapshots/:id",
-		"GET /", "GET /clock", "GET /credentials", "GET /faults", "GET /faults/presets", "GET /hermes/drain", "GET /metrics",
-		"GET /namespaces", "GET /requests", "GET /timeline", "POST /branches/:name", "POST /branches/:name/checkout",
+		"GET /", "GET /clock", "GET /credentials", "GET /faults", "GET /faults/presets", "GET /hermes/drain",
+		"GET /hermes/runs", "GET /hermes/runs/:id", "GET /metrics",
+		"GET /namespaces", "GET /openapi.yaml", "GET /requests", "GET /stream", "GET /timeline", "POST /branches/:name", "POST /branches/:name/checkout",
 		"POST /checkpoints", "POST /clock", "POST /faults", "POST /faults/presets/:name", "POST /hermes/drain",
 		"POST /hermes/restart", "POST /hermes/runs/:id/events", "POST /hermes/runs/:id/observe",
-		"POST /hermes/runs/:id/steer/deliver", "POST /hermes/scope", "POST /hermes/sweep", "POST /reset",
+		"POST /hermes/runs/:id/steer/deliver", "POST /hermes/scope", "POST /hermes/sweep", "POST /requests/count", "POST /reset",
 		"POST /snapshots", "POST /snapshots/:id/restore", "PUT /credentials"}
-	if len(keys) != 32 {
+	if len(keys) != 37 {
 		t.Fatalf("%d keys", len(keys))
 	}
-	b, _ := json.Marshal(keys)
-	x.want(x.get("/__admin"), 200, `{"service":"hermes","routes":`+string(b)+`}`)
-	x.want(x.get("/__admin/"), 200, `{"service":"hermes","routes":`+string(b)+`}`)
+	for _, path := range []string{"/__admin", "/__admin/"} {
+		r := x.get(path)
+		x.want(r, 200, "")
+		var body struct {
+			Service    string   `json:"service"`
+			Routes     []string `json:"routes"`
+			Operations []struct {
+				Route, OperationID, Summary string
+			} `json:"operations"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if body.Service != "hermes" || strings.Join(body.Routes, ",") != strings.Join(keys, ",") || len(body.Operations) != len(keys) {
+			t.Fatalf("index %s", r.Body)
+		}
+		for i, op := range body.Operations {
+			if op.Route != keys[i] || op.OperationID == "" || op.Summary == "" {
+				t.Fatalf("operation %d: %+v", i, op)
+			}
+		}
+	}
+	x.want(x.get("/__admin/clock"), 200, "")
+	r := x.get("/__admin")
+	if want := `{"route":"GET /clock","operationId":"ClockGet","summary":"Read the global controlled clock"}`; !strings.Contains(string(r.Body), want) {
+		t.Fatalf("index lacks %s: %s", want, r.Body)
+	}
 }
 
 // acceptance 179

@@ -20,9 +20,11 @@
 //   - the seven public operations of openapi.yaml under /v1 (runs-api.md),
 //     also behind a /ns/<name> prefix; Client is a typed client of them,
 //     generated from the contract (package gen);
-//   - the control plane: GET /health and /__admin (controls.md); Control is a
-//     Go client of it (package control) for clocks, observations, faults,
-//     restarts and sweeps;
+//   - the control plane: GET /health and /__admin (controls.md), described by
+//     admin.yaml (served at GET /__admin/openapi.yaml), with views of the runs
+//     held, a journal count and a live change stream (GET /__admin/stream);
+//     Control is a Go client of it (package control) for clocks,
+//     observations, faults, the journal, the runs, restarts and sweeps;
 //   - the contract itself at GET /openapi.yaml (ContractPath);
 //   - request metrics at GET /__admin/metrics, as JSON (controls §9) or, with
 //     Accept: text/plain or ?format=prometheus, in the Prometheus text format;
@@ -121,6 +123,7 @@ type Server struct {
 	gw            *gateway.Gateway
 	echo          *echo.Echo
 	admin         *admin.Admin
+	hub           *admin.Hub // the control plane's change stream
 	faults        *faults.Store
 	bodies        *handlers.Bodies // the one body reader of both planes
 	journal       *journal.Journal
@@ -197,13 +200,25 @@ func New(opts Options) (*Server, error) {
 			dropLock()
 		}
 	}()
+	hub := admin.NewHub(0)
 	db, err := storage.Open(opts.DBPath)
 	if err != nil {
 		return nil, err
 	}
-	gw, err := gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
+	// The control plane's change stream hears every committed change; a clock
+	// move is published with the clock's new state.
+	var gw *gateway.Gateway
+	onChange := func(c gateway.Change) {
+		if c.Kind != "clock" {
+			hub.Change(c)
+		} else if gw != nil {
+			hub.Clock(gw.Clock())
+		}
+	}
+	gw, err = gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
-		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) }})
+		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
+		OnChange:       onChange})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -225,7 +240,7 @@ func New(opts Options) (*Server, error) {
 			return nil, cerr
 		}
 	}
-	s := &Server{opts: opts, db: db, gw: gw, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
+	s := &Server{opts: opts, db: db, gw: gw, hub: hub, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
 		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
 		bodies: handlers.NewBodies(opts.MaxBodyBytes, opts.MaxInflightBodyBytes, opts.ReadTimeout)}
 	if opts.NoResponseValidation {
@@ -245,7 +260,7 @@ func New(opts Options) (*Server, error) {
 	gen.RegisterHandlers(s.echo, &handlers.Handlers{GW: gw, Opts: handlers.Options{
 		APIKey: opts.APIKey, Durable: opts.DBPath != "", Keepalive: opts.SSEKeepalive}})
 	s.admin = admin.New(admin.Deps{GW: gw, Faults: s.faults, Journal: s.journal, Metrics: s.metrics,
-		Credentials: credentials.NewStore(), AdminKey: opts.AdminKey, Bodies: s.bodies, Version: Version})
+		Credentials: credentials.NewStore(), Hub: hub, AdminKey: opts.AdminKey, Bodies: s.bodies, Version: Version})
 	if opts.NoListener {
 		close(s.served)
 		started, s.unlock = true, unlock
@@ -270,6 +285,7 @@ func New(opts Options) (*Server, error) {
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.
 	s.http.RegisterOnShutdown(gw.Shutdown)
+	s.http.RegisterOnShutdown(hub.Close)
 	go func() {
 		defer close(s.served)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -319,6 +335,7 @@ func (s *Server) Close() error {
 		<-s.contractReady // no goroutine of New outlives Close
 		if s.http == nil {
 			s.gw.Shutdown()
+			s.hub.Close()
 		}
 		if s.http != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)

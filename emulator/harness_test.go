@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/hermes-emulator/hermes-emulator/admin"
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
 )
@@ -77,7 +79,7 @@ func (x *h) do(method, path, body string, hdr ...string) res {
 	if x.inproc {
 		rec := httptest.NewRecorder()
 		x.srv.Handler().ServeHTTP(rec, req)
-		return res{rec.Code, rec.Header(), rec.Body.Bytes()}
+		return x.checked(method, path, res{rec.Code, rec.Header(), rec.Body.Bytes()})
 	}
 	out, err := http.NewRequest(method, x.srv.URL()+path, rd)
 	if err != nil {
@@ -93,7 +95,24 @@ func (x *h) do(method, path, body string, hdr ...string) res {
 	if err != nil {
 		x.t.Fatalf("%s %s: read: %v", method, path, err)
 	}
-	return res{resp.StatusCode, resp.Header, b}
+	return x.checked(method, path, res{resp.StatusCode, resp.Header, b})
+}
+
+// checked fails the test when a control-plane answer breaks admin.yaml
+// (admin.CheckResponse); answers of paths that are no route are not checked.
+func (x *h) checked(method, path string, r res) res {
+	x.t.Helper()
+	p, _, _ := strings.Cut(path, "?")
+	if m := regexp.MustCompile(`^/ns/[^/]+(/.*)$`).FindStringSubmatch(p); m != nil {
+		p = m[1]
+	}
+	if !(p == "/health" && method == "GET") && p != "/__admin" && !strings.HasPrefix(p, "/__admin/") {
+		return r
+	}
+	if err := admin.CheckResponse(method, p, r.Status, r.Header, r.Body); err != nil && !strings.HasSuffix(err.Error(), "is not a route of admin.yaml") {
+		x.t.Errorf("%s %s: %v", method, path, err)
+	}
+	return r
 }
 
 func (x *h) post(path, body string, hdr ...string) res { return x.do("POST", path, body, hdr...) }

@@ -178,6 +178,7 @@ func (x *exchange) branchSyntax() bool {
 func (x *exchange) faults() bool {
 	out := x.s.faults.Match(faults.Request{NS: x.ns, OperationID: x.opID, Method: x.method, Path: x.path}, x.s.gw.Draw)
 	x.fault, x.entry.FaultID = out, out.FaultID
+	x.s.faultFired(x.ns, x.opID, out)
 	if out.Delay > 0 {
 		sleep(x.r.Context(), out.Delay)
 	}

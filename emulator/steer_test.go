@@ -150,7 +150,9 @@ func TestSteerPending(t *testing.T) {
 			}
 			if c.deliver >= 0 {
 				x.want(x.post("/__admin/hermes/runs/"+id+"/steer/deliver", ""), 200, `{"run_id":"`+id+`","delivered":1,"simulated":true}`)
-				x.want(x.post("/__admin/hermes/runs/"+id+"/steer/deliver", `{"ignored":true}`), 200, `{"run_id":"`+id+`","delivered":0,"simulated":true}`)
+				// H6: the body is ignored, but unknown fields are refused.
+				x.want(x.post("/__admin/hermes/runs/"+id+"/steer/deliver", `{"ignored":true}`), 400, adminErr("unknown field ignored"))
+				x.want(x.post("/__admin/hermes/runs/"+id+"/steer/deliver", `{}`), 200, `{"run_id":"`+id+`","delivered":0,"simulated":true}`)
 			}
 			if c.complete == "" { // steer again after delivery: only the new text is pending
 				x.want(x.steerPost(id, `{"input":"c"}`), 200, steerOK(id))

@@ -211,6 +211,7 @@ func (g *Gateway) lock() uint64 {
 func (g *Gateway) unlockDurable(before uint64) {
 	seq := g.q.last()
 	g.mu.Unlock()
+	g.fire()
 	if seq != before && g.waits() {
 		_ = g.q.wait(before, seq)
 	}

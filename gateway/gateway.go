@@ -22,6 +22,9 @@ type Options struct {
 	// OnStorageError, when set, hears of every failed durable write (the
 	// request that made it answers 500 with --db; in memory none waits).
 	OnStorageError func(error)
+	// OnChange, when set, hears every committed change (view.go), outside the
+	// gateway lock.
+	OnChange func(Change)
 }
 
 // Gateway holds all emulator state. All methods are safe for concurrent use.
@@ -42,7 +45,8 @@ type Gateway struct {
 	downOnce   sync.Once
 	snaps      map[string]snapshot
 	snapSeq    int
-	tx         tx // the transaction in progress, under mu (see begin)
+	tx         tx       // the transaction in progress, under mu (see begin)
+	changes    []Change // for OnChange, handed over after the lock (view.go)
 }
 
 type namespace struct {
@@ -152,6 +156,7 @@ func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 	c, err := g.clock.ApplyRequest(body, g.opts.Wall())
 	g.clock = c
 	g.saveClock()
+	g.changed(Change{Kind: "clock"})
 	return g.clockState(), err
 }
 
@@ -272,6 +277,7 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 // A panic in fn (a bug) releases the lock and answers 500 instead of leaving
 // every later request waiting for the lock.
 func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
+	defer g.fire()
 	before, seq, err := g.lockedRun(fn)
 	if !g.waits() && (seq == before || !g.q.behind()) {
 		return err

@@ -59,6 +59,7 @@ func (g *Gateway) commitCheckpoint(ns *namespace, branch string) string {
 	t.order = append(t.order, c.id)
 	t.heads[branch] = c.id
 	bs.cpAt, bs.cpID = bs.version, c.id
+	g.changed(Change{Kind: "checkpoint", Namespace: ns.name, Branch: branch, Checkpoint: c.id})
 	g.retain(ns)
 	return c.id
 }
@@ -97,6 +98,7 @@ func (g *Gateway) isHead(t *timeline, id string) bool {
 // §3 step 12): it commits a checkpoint, or reuses accepted when nothing changed
 // since that accepted-mutation checkpoint.
 func (g *Gateway) Finish(t Target, accepted string) string {
+	defer g.fire()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	ns := g.space(t.NS)
@@ -115,6 +117,7 @@ func (g *Gateway) CommitCheckpoint(ns, branch string) (Checkpoint, *runs.Error) 
 	if !NamePattern.MatchString(branch) {
 		return Checkpoint{}, runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
 	}
+	defer g.fire()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	space := g.space(ns)
@@ -184,6 +187,7 @@ func (g *Gateway) moveBranch(ns *namespace, branch string, c *checkpoint, withCl
 	if withClock {
 		g.clock, g.rng = c.clock, c.rng
 		g.saveClock()
+		g.changed(Change{Kind: "clock"})
 	}
 	return nil
 }
@@ -279,6 +283,7 @@ type snapshot struct{ ns, cp string }
 
 // Snapshot pins a new main checkpoint of ns and returns its id and records.
 func (g *Gateway) Snapshot(ns string) (string, int) {
+	defer g.fire()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	space := g.space(ns)

@@ -18,14 +18,15 @@ type tkey struct{ ns, branch, run string }
 type bkey struct{ ns, branch string }
 
 type transport struct {
-	created  float64
-	alone    bool // outside the counter range (its run is not in the catalog): expiry finds it in m
-	frames   [][]byte
-	ended    bool // the run became terminal: ": stream closed" after the frames
-	aborted  bool // destroyed under a subscriber (reset, restart, checkout): end at once
-	orphaned bool // destroyed because another subscriber left: keepalives only
-	subs     int
-	wake     chan struct{} // made by the first subscriber
+	created   float64
+	alone     bool // outside the counter range (its run is not in the catalog): expiry finds it in m
+	frames    [][]byte
+	ended     bool // the run became terminal: ": stream closed" after the frames
+	aborted   bool // destroyed under a subscriber (reset, restart, checkout): end at once
+	orphaned  bool // destroyed because another subscriber left: keepalives only
+	subs      int
+	delivered int           // frames taken by subscribers (view.go)
+	wake      chan struct{} // made by the first subscriber
 }
 
 func (t *transport) signal() {
@@ -325,6 +326,7 @@ func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]byte, Ne
 			f := t.frames[0]
 			t.frames[0] = nil
 			t.frames = t.frames[1:]
+			t.delivered++
 			s.g.mu.Unlock()
 			return f, Frame
 		case !t.orphaned && t.ended:

@@ -11,11 +11,13 @@ import (
 // batch, the change flag and the indexes stay in step.
 
 func (x *tx) putRun(id string, c *Cached) {
+	x.runChanged("run.changed", id, c.Status)
 	x.st.putRun(x.g.cat, id, c)
 	x.dirty = true
 }
 
 func (x *tx) delRun(id string) {
+	x.runChanged("run.removed", id, "")
 	x.st.delRun(x.g.cat, id)
 	x.dirty = true
 }
@@ -68,6 +70,7 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 	frame := append([]byte("data: "), runs.AppendPython(nil, runs.ObjectValue(ev))...)
 	frame = append(frame, '\n', '\n')
 	x.emits = append(x.emits, emission{runID, frame})
+	x.runEvent(runID, frame)
 }
 
 func decode(b []byte) *runs.Obj {
@@ -211,6 +214,7 @@ func (x *tx) openTransport(id string, nsI uint32, n int64, now float64) {
 	if x.view {
 		return
 	}
+	x.runChanged("run.created", id, runs.Queued)
 	x.opened = append(x.opened, opening{tkey{x.name, x.branch, id}, nsI, n})
 	x.created = now
 }

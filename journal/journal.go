@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -48,12 +49,6 @@ func (r *ring) add(rec record, capacity int) {
 	}
 }
 
-// appendTo appends the entries oldest first.
-func (r *ring) appendTo(dst []record) []record {
-	dst = append(dst, r.buf[r.start:]...)
-	return append(dst, r.buf[:r.start]...)
-}
-
 // New returns a journal keeping size entries per namespace (--journal-size,
 // default 1000); size 0 keeps nothing. A negative size counts as 0.
 func New(size int) *Journal {
@@ -83,11 +78,19 @@ func (j *Journal) Add(e Entry) {
 	r.add(record{seq: j.seq, e: e}, j.size)
 }
 
-// Errors of GET /__admin/requests (controls.md §7.2).
+// Errors of GET /__admin/requests (controls.md §7.2, H9).
 var (
 	errSince  = runs.Admin(400, "since: expected epoch ms or ISO-8601")
 	errStatus = runs.Admin(400, "status: expected an HTTP status")
 	errLimit  = runs.Admin(400, "limit: expected a count")
+	errCursor = runs.Admin(400, "cursor: expected the next of a previous page")
+)
+
+// Page sizes of GET /__admin/requests (H9): a listing never builds one giant
+// body.
+const (
+	DefaultLimit = 1000
+	MaxLimit     = 10000
 )
 
 func allDigits(s string) bool {
@@ -99,19 +102,23 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// Query is GET /__admin/requests (controls.md §7.2) for admin namespace ns.
-// Parameters (the first value of each; an empty value counts as absent) are
-// checked in this order:
+// Query is GET /__admin/requests (controls.md §7.2, H9) for admin namespace
+// ns. Parameters (the first value of each; an empty value counts as absent)
+// are checked in this order:
 //
 //   - since: all digits → epoch ms, else ISO-8601 (runs.ParseISO8601); keeps
 //     entries with at >= since → else 400 `since: expected epoch ms or ISO-8601`;
 //   - status: exactly 3 digits; exact match → else 400 `status: expected an HTTP status`;
-//   - limit: digits; keeps the newest N after filtering, 0 = no limit → else
-//     400 `limit: expected a count`;
+//   - limit: digits; the page holds the newest N after filtering; default
+//     DefaultLimit; 0 and anything above MaxLimit mean MaxLimit → else 400
+//     `limit: expected a count`;
+//   - cursor: the `next` of a previous page: only entries older than it →
+//     else 400 `cursor: expected the next of a previous page`;
 //   - operationId: exact match (unmatched entries never match);
 //   - all=1: every namespace, in global arrival order.
 //
-// It returns {"size":<capacity>,"requests":[<entries, oldest first>]}.
+// It returns {"size":<capacity>,"requests":[<entries, oldest first>]}, plus
+// "next":"<cursor>" when older matching entries remain.
 func (j *Journal) Query(ns string, q url.Values) ([]byte, *runs.Error) {
 	since, hasSince := 0.0, false
 	if s := q.Get("since"); s != "" {
@@ -133,47 +140,38 @@ func (j *Journal) Query(ns string, q url.Values) ([]byte, *runs.Error) {
 		}
 		status, _ = strconv.Atoi(s)
 	}
-	limit := 0
+	limit := DefaultLimit
 	if s := q.Get("limit"); s != "" {
 		if !allDigits(s) {
 			return nil, errLimit
 		}
 		n, err := strconv.Atoi(s)
-		if err != nil { // beyond int: larger than any journal
-			n = math.MaxInt
+		switch {
+		case err != nil || n > MaxLimit || n == 0:
+			n = MaxLimit
 		}
 		limit = n
 	}
+	before := uint64(math.MaxUint64)
+	if s := q.Get("cursor"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || !allDigits(s) || n == 0 {
+			return nil, errCursor
+		}
+		before = n
+	}
 	op := q.Get("operationId")
 
-	j.mu.Lock()
-	var recs []record
-	if q.Get("all") == "1" {
-		for _, r := range j.spaces {
-			recs = r.appendTo(recs)
-		}
-		slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.seq, b.seq) })
-	} else if r := j.spaces[ns]; r != nil {
-		recs = r.appendTo(recs)
-	}
-	j.mu.Unlock()
-
-	kept := recs[:0]
-	for _, rec := range recs {
+	keep := func(rec *record) bool {
 		e := &rec.e
-		if hasSince && !(e.At >= since) {
-			continue
-		}
-		if status >= 0 && e.Status != status {
-			continue
-		}
-		if op != "" && e.OperationID != op {
-			continue
-		}
-		kept = append(kept, rec)
+		return rec.seq < before && (!hasSince || e.At >= since) && (status < 0 || e.Status == status) &&
+			(op == "" || e.OperationID == op)
 	}
-	if limit > 0 && len(kept) > limit {
+	kept := j.matching(ns, q.Get("all") == "1", keep)
+	next := ""
+	if len(kept) > limit {
 		kept = kept[len(kept)-limit:]
+		next = strconv.FormatUint(kept[0].seq, 10)
 	}
 
 	b := []byte(`{"size":`)
@@ -185,7 +183,73 @@ func (j *Journal) Query(ns string, q url.Values) ([]byte, *runs.Error) {
 		}
 		b = kept[i].e.AppendJSON(b)
 	}
-	return append(b, "]}"...), nil
+	b = append(b, ']')
+	if next != "" {
+		b = append(b, `,"next":`...)
+		b = append(b, runs.QuoteString(next)...)
+	}
+	return append(b, '}'), nil
+}
+
+// matching returns the records of namespace ns (every namespace with all, in
+// global arrival order) that keep accepts, oldest first.
+func (j *Journal) matching(ns string, all bool, keep func(*record) bool) []record {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []record
+	add := func(r *ring) {
+		for _, part := range [][]record{r.buf[r.start:], r.buf[:r.start]} {
+			for i := range part {
+				if keep(&part[i]) {
+					out = append(out, part[i])
+				}
+			}
+		}
+	}
+	if all {
+		for _, r := range j.spaces {
+			add(r)
+		}
+		slices.SortFunc(out, func(a, b record) int { return cmp.Compare(a.seq, b.seq) })
+	} else if r := j.spaces[ns]; r != nil {
+		add(r)
+	}
+	return out
+}
+
+// Filter selects journal entries for Count; zero fields match everything.
+type Filter struct {
+	Method      string // case-insensitive
+	OperationID string // exact; unmatched entries never match
+	PathPrefix  string
+	Status      int  // with HasStatus
+	HasStatus   bool // Status is set (0 = dropped connections)
+}
+
+// Count is POST /__admin/requests/count: the number of entries of namespace
+// ns (every namespace with all) that match f.
+func (j *Journal) Count(ns string, all bool, f Filter) int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := 0
+	count := func(r *ring) {
+		for i := range r.buf {
+			e := &r.buf[i].e
+			if (f.Method == "" || strings.EqualFold(e.Method, f.Method)) &&
+				(f.OperationID == "" || e.OperationID == f.OperationID) &&
+				strings.HasPrefix(e.Path, f.PathPrefix) && (!f.HasStatus || e.Status == f.Status) {
+				n++
+			}
+		}
+	}
+	if all {
+		for _, r := range j.spaces {
+			count(r)
+		}
+	} else if r := j.spaces[ns]; r != nil {
+		count(r)
+	}
+	return n
 }
 
 // Clear is DELETE /__admin/requests (controls.md §7.3): the entries of

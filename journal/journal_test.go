@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -269,4 +270,86 @@ func TestConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// H9: a listing is paged — the newest `limit` entries, and `next` to go on
+// with older ones — never one giant body; 0 and anything above MaxLimit mean
+// MaxLimit.
+func TestQueryPages(t *testing.T) {
+	j := New(MaxLimit + 5)
+	for i := range MaxLimit + 3 {
+		j.Add(entry("a", "RunGet", 200, base+float64(i)))
+	}
+	page := func(query string) (n int, next string) {
+		t.Helper()
+		q, _ := url.ParseQuery(query)
+		body, err := j.Query("a", q)
+		if err != nil {
+			t.Fatalf("%s: error %d %s", query, err.Status, err.Message)
+		}
+		var out struct {
+			Requests []json.RawMessage `json:"requests"`
+			Next     *string           `json:"next"`
+		}
+		if uerr := json.Unmarshal(body, &out); uerr != nil {
+			t.Fatal(uerr)
+		}
+		if out.Next != nil {
+			next = *out.Next
+		}
+		return len(out.Requests), next
+	}
+	for _, c := range []struct {
+		query string
+		n     int
+		next  string
+	}{
+		{"", DefaultLimit, "9004"},
+		{"limit=0", MaxLimit, "4"},
+		{"limit=99999999999999999999999", MaxLimit, "4"},
+		{"limit=10003", MaxLimit, "4"},
+		{"limit=3&cursor=4", 3, ""},
+		{"limit=2&cursor=4", 2, "2"},
+		{"limit=2&cursor=2", 1, ""},
+		{"cursor=1", 0, ""},
+	} {
+		if n, next := page(c.query); n != c.n || next != c.next {
+			t.Errorf("%q: %d entries, next %q; want %d, %q", c.query, n, next, c.n, c.next)
+		}
+	}
+	for _, bad := range []string{"cursor=x", "cursor=0", "cursor=-1", "cursor=99999999999999999999999"} {
+		q, _ := url.ParseQuery(bad)
+		if _, err := j.Query("a", q); err == nil || err.Status != 400 || err.Message != "cursor: expected the next of a previous page" {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	j := New(10)
+	j.Add(entry("a", "RunCreate", 202, base))
+	j.Add(entry("b", "RunCreate", 202, base+1))
+	j.Add(entry("a", "RunGet", 200, base+2))
+	j.Add(entry("a", "", 404, base+3))
+	j.Add(entry("a", "RunGet", 0, base+4))
+	for _, c := range []struct {
+		name string
+		ns   string
+		all  bool
+		f    Filter
+		want int
+	}{
+		{"everything of a", "a", false, Filter{}, 4},
+		{"every namespace", "", true, Filter{}, 5},
+		{"operation", "a", false, Filter{OperationID: "RunGet"}, 2},
+		{"method any case", "", true, Filter{Method: "get"}, 5},
+		{"path prefix", "a", false, Filter{PathPrefix: "/mis"}, 1},
+		{"status", "a", false, Filter{Status: 404, HasStatus: true}, 1},
+		{"dropped", "a", false, Filter{Status: 0, HasStatus: true}, 1},
+		{"no such namespace", "zzz", false, Filter{}, 0},
+	} {
+		if got := j.Count(c.ns, c.all, c.f); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
 }

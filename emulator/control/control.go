@@ -1,18 +1,20 @@
-// Package control is a small Go client of the emulator's control plane
+// Package control is the friendly Go client of the emulator's control plane
 // (/__admin, controls.md): script runs (observe, events, steer delivery),
-// move the clock, restart the gateway, set the scope, sweep, drain, and add
-// or remove fault rules — the things a test does between the calls of the
-// application it tests.
+// move the clock, restart the gateway, set the scope, sweep, drain, add or
+// remove fault rules, read the journal, the metrics, the timeline and the runs
+// — the things a test does between the calls of the application it tests.
 //
 //	ctl := control.New(srv.URL(), control.Namespace("t1"))
 //	if _, err := ctl.Clock().FreezeAt(ctx, 1700000000000); err != nil { … }
 //	run, err := ctl.Observe(ctx, runID, map[string]any{"status": "completed", "output": "done"})
 //
-// Every method returns a typed result or an error; a control answer outside
-// 2xx is an *Error carrying the status and the envelope's message (and code,
-// for the Hermes controls). The package depends only on the contract's
-// generated types (package gen), not on the emulator, so it works against any
-// emulator: in-process, a binary, or a container.
+// It is a thin layer over the client generated from admin.yaml (package
+// gen/admin, available as API for anything this package does not wrap): it
+// adds the namespace and admin-key headers, encodes bodies, decodes answers
+// into small types and turns every answer outside 2xx into an *Error carrying
+// the status and the envelope's message (and code, for the Hermes controls).
+// It depends only on the contracts' generated code, not on the emulator, so it
+// works against any emulator: in-process, a binary, or a container.
 package control
 
 import (
@@ -22,12 +24,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/hermes-emulator/hermes-emulator/gen"
+	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
 )
 
 // Client calls the control plane of one emulator, in one namespace. It is
@@ -37,6 +36,7 @@ type Client struct {
 	hc       *http.Client
 	ns       string // "" = no x-mockingbird-namespace header (the default namespace)
 	adminKey string
+	api      *genadmin.Client
 }
 
 // Option configures a Client.
@@ -62,15 +62,44 @@ func New(baseURL string, opts ...Option) *Client {
 	for _, o := range opts {
 		o(c)
 	}
+	c.build()
 	return c
+}
+
+// build makes the generated client; its request editor adds the headers.
+func (c *Client) build() {
+	api, err := genadmin.NewClient(c.base, genadmin.WithHTTPClient(c.hc), genadmin.WithRequestEditorFn(c.headers))
+	if err != nil { // only a base URL that does not parse
+		api, _ = genadmin.NewClient("http://invalid.invalid", genadmin.WithHTTPClient(c.hc))
+		api.RequestEditors = append(api.RequestEditors, func(context.Context, *http.Request) error {
+			return fmt.Errorf("control: base URL %q: %w", c.base, err)
+		})
+	}
+	c.api = api
+}
+
+func (c *Client) headers(_ context.Context, req *http.Request) error {
+	if c.ns != "" {
+		req.Header.Set("X-Mockingbird-Namespace", c.ns)
+	}
+	if c.adminKey != "" {
+		req.Header.Set("X-Mockingbird-Admin-Key", c.adminKey)
+	}
+	return nil
 }
 
 // In returns a copy of c that acts on namespace ns.
 func (c *Client) In(ns string) *Client {
 	d := *c
 	d.ns = ns
+	d.build()
 	return &d
 }
+
+// API is the generated client of admin.yaml this Client wraps, with the same
+// base URL, HTTP client and headers: for the routes and options this package
+// does not wrap (e.g. GET /__admin/stream).
+func (c *Client) API() *genadmin.Client { return c.api }
 
 // Error is a control answer outside 2xx. Message, Type and Code come from the
 // body's envelope: the admin envelope {"error":{"type":"mockingbird_admin",
@@ -116,43 +145,15 @@ func newError(method, path string, status int, body []byte) *Error {
 	return e
 }
 
-// do sends method path with body (nil = no body; json.RawMessage and []byte
-// verbatim; anything else JSON-encoded) and decodes a 2xx answer into out
-// (when not nil).
-func (c *Client) do(ctx context.Context, method, path string, body any, out any) error {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case json.RawMessage:
-		rd = bytes.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		enc, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("control: %s %s: encode body: %w", method, path, err)
-		}
-		rd = bytes.NewReader(enc)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return err
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.ns != "" {
-		req.Header.Set("X-Mockingbird-Namespace", c.ns)
-	}
-	if c.adminKey != "" {
-		req.Header.Set("X-Mockingbird-Admin-Key", c.adminKey)
-	}
-	resp, err := c.hc.Do(req)
+// result finishes a generated call: a 2xx answer is decoded into out (when
+// not nil), anything else becomes an *Error.
+func (c *Client) result(resp *http.Response, err error, out any) error {
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	method, path := resp.Request.Method, c.path(resp.Request)
 	if err != nil {
 		return fmt.Errorf("control: %s %s: read: %w", method, path, err)
 	}
@@ -168,260 +169,37 @@ func (c *Client) do(ctx context.Context, method, path string, body any, out any)
 	return nil
 }
 
-func runPath(runID, tail string) string {
-	return "/__admin/hermes/runs/" + url.PathEscape(runID) + tail
-}
-
-// Observe scripts what the executor reports for run runID (controls §11.1):
-// body is the observation, e.g. {"status":"completed","output":"done"} as a
-// map, a struct or raw JSON. It returns the full new record. (A record whose
-// echoed model or session_id holds a non-finite float, wire.md §3.1, is not
-// strict JSON and fails to decode; read such a run with a raw GET.)
-func (c *Client) Observe(ctx context.Context, runID string, body any) (*gen.Run, error) {
-	var run gen.Run
-	if err := c.do(ctx, "POST", runPath(runID, "/observe"), body, &run); err != nil {
-		return nil, err
+// path is the request's path and query relative to the base URL.
+func (c *Client) path(r *http.Request) string {
+	p := r.URL.EscapedPath()
+	if i := strings.Index(p, "/__admin"); i > 0 {
+		p = p[i:]
 	}
-	return &run, nil
-}
-
-// EventsResult is the answer of Events.
-type EventsResult struct {
-	RunID    string `json:"run_id"`
-	Emitted  int    `json:"emitted"`  // events emitted
-	Buffered int    `json:"buffered"` // events appended to the run's SSE transport
-}
-
-// Events emits non-status events on run runID, in order (controls §11.2),
-// e.g. map[string]any{"event": "message.delta", "delta": "Hi"}.
-func (c *Client) Events(ctx context.Context, runID string, events ...any) (EventsResult, error) {
-	if events == nil {
-		events = []any{}
+	if r.URL.RawQuery != "" {
+		p += "?" + r.URL.RawQuery
 	}
-	var out EventsResult
-	err := c.do(ctx, "POST", runPath(runID, "/events"), map[string]any{"events": events}, &out)
-	return out, err
+	return p
 }
 
-// Deliver consumes the queued steer texts of run runID (controls §11.3) and
-// returns how many were removed.
-func (c *Client) Deliver(ctx context.Context, runID string) (int, error) {
-	var out struct {
-		Delivered int `json:"delivered"`
+// jsonType is the Content-Type of every control body.
+const jsonType = "application/json"
+
+// encode returns body as JSON text: nil as no body, json.RawMessage and
+// []byte verbatim, anything else JSON-encoded.
+func encode(body any) (io.Reader, error) {
+	switch b := body.(type) {
+	case nil:
+		return http.NoBody, nil
+	case json.RawMessage:
+		return bytes.NewReader(b), nil
+	case []byte:
+		return bytes.NewReader(b), nil
 	}
-	err := c.do(ctx, "POST", runPath(runID, "/steer/deliver"), json.RawMessage("{}"), &out)
-	return out.Delivered, err
-}
-
-// Owner is the gateway that Restart says owns the surviving reservations.
-type Owner string
-
-// The two owners of controls §11.5.
-const (
-	Stale Owner = "stale" // the old process is gone: unfinished keyed runs become interrupted
-	Alive Owner = "alive" // the old process still runs them: they stay as they are, not local
-)
-
-// RestartResult is the answer of Restart.
-type RestartResult struct {
-	Owner     Owner `json:"owner"`
-	Retained  int   `json:"retained"`  // reservations kept
-	Discarded int   `json:"discarded"` // cached runs without a reservation, gone
-}
-
-// Restart models a gateway restart of the namespace (controls §11.5,
-// runs-api §10.3).
-func (c *Client) Restart(ctx context.Context, owner Owner) (RestartResult, error) {
-	var out RestartResult
-	err := c.do(ctx, "POST", "/__admin/hermes/restart", map[string]string{"owner": string(owner)}, &out)
-	return out, err
-}
-
-// Scope sets the namespace's scope to profile and identity (controls §11.6);
-// runs of another scope are invisible (runs-api §9).
-func (c *Client) Scope(ctx context.Context, profile, identity string) error {
-	return c.do(ctx, "POST", "/__admin/hermes/scope", map[string]string{"profile": profile, "identity": identity}, nil)
-}
-
-// Sweep runs one retention sweep now (controls §11.7, runs-api §11.2) and
-// returns the number of cached runs removed.
-func (c *Client) Sweep(ctx context.Context) (int, error) {
-	var out struct {
-		CacheRemoved int `json:"cacheRemoved"`
+	enc, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("control: encode body: %w", err)
 	}
-	err := c.do(ctx, "POST", "/__admin/hermes/sweep", json.RawMessage("{}"), &out)
-	return out.CacheRemoved, err
+	return bytes.NewReader(enc), nil
 }
 
-// Drain sets or clears the namespace's drain flag (controls §11.4): while
-// set, RunCreate answers 503 gateway_draining.
-func (c *Client) Drain(ctx context.Context, draining bool) error {
-	return c.do(ctx, "POST", "/__admin/hermes/drain", map[string]bool{"draining": draining}, nil)
-}
-
-// Draining reports the namespace's drain flag.
-func (c *Client) Draining(ctx context.Context) (bool, error) {
-	var out struct {
-		Draining bool `json:"draining"`
-	}
-	err := c.do(ctx, "GET", "/__admin/hermes/drain", nil, &out)
-	return out.Draining, err
-}
-
-// Reset clears the namespace's state, or every namespace's with all
-// (controls §4.3), and returns the namespaces reset. Fault rules, the journal,
-// metrics and the clock are kept.
-func (c *Client) Reset(ctx context.Context, all bool) ([]string, error) {
-	path := "/__admin/reset"
-	if all {
-		path += "?all=1"
-	}
-	var out struct {
-		Reset []string `json:"reset"`
-	}
-	err := c.do(ctx, "POST", path, nil, &out)
-	return out.Reset, err
-}
-
-// ClockState is the global controlled clock (controls §5).
-type ClockState struct {
-	Now      float64 `json:"now"` // epoch milliseconds
-	Frozen   bool    `json:"frozen"`
-	OffsetMs float64 `json:"offsetMs"` // live clock: now = wall clock + OffsetMs
-}
-
-// Time is Now as a time.Time (UTC).
-func (s ClockState) Time() time.Time {
-	return time.UnixMicro(int64(s.Now * 1000)).UTC()
-}
-
-// Clock is the clock control, from Client.Clock.
-type Clock struct{ c *Client }
-
-// Clock returns the clock control. The clock is shared by all namespaces.
-func (c *Client) Clock() Clock { return Clock{c} }
-
-func (k Clock) post(ctx context.Context, body string) (ClockState, error) {
-	var out ClockState
-	err := k.c.do(ctx, "POST", "/__admin/clock", json.RawMessage(body), &out)
-	return out, err
-}
-
-func ms(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
-// Get returns the clock state.
-func (k Clock) Get(ctx context.Context) (ClockState, error) {
-	var out ClockState
-	err := k.c.do(ctx, "GET", "/__admin/clock", nil, &out)
-	return out, err
-}
-
-// Set moves the clock to epochMs, keeping it frozen or live.
-func (k Clock) Set(ctx context.Context, epochMs float64) (ClockState, error) {
-	return k.post(ctx, `{"set":`+ms(epochMs)+`}`)
-}
-
-// FreezeAt sets the clock to epochMs and freezes it there in one request,
-// e.g. 1700000000000 (the base instant of the acceptance tests).
-func (k Clock) FreezeAt(ctx context.Context, epochMs float64) (ClockState, error) {
-	return k.post(ctx, `{"set":`+ms(epochMs)+`,"freeze":true}`)
-}
-
-// Freeze stops the clock at its current instant.
-func (k Clock) Freeze(ctx context.Context) (ClockState, error) {
-	return k.post(ctx, `{"freeze":true}`)
-}
-
-// Unfreeze lets the clock run again from its current instant.
-func (k Clock) Unfreeze(ctx context.Context) (ClockState, error) {
-	return k.post(ctx, `{"freeze":false}`)
-}
-
-// Advance moves the clock by d (which may be negative), frozen or live; the
-// emulator takes milliseconds, fractions included.
-func (k Clock) Advance(ctx context.Context, d time.Duration) (ClockState, error) {
-	return k.post(ctx, `{"advance":`+ms(float64(d)/float64(time.Millisecond))+`}`)
-}
-
-// Reset returns the clock to the wall clock: offset 0, live.
-func (k Clock) Reset(ctx context.Context) (ClockState, error) {
-	return k.post(ctx, `{"reset":true}`)
-}
-
-// Fault is a fault rule (controls §6.1), as sent to AddFault and as the
-// emulator stores and lists it. Zero fields are left out when sending, so
-// Count and Rate, where 0 means something, are pointers.
-type Fault struct {
-	ID          string            `json:"id,omitempty"`
-	Namespace   string            `json:"namespace,omitempty"` // default: the client's namespace; "*" = all
-	OperationID string            `json:"operationId,omitempty"`
-	Method      string            `json:"method,omitempty"`
-	PathPrefix  string            `json:"pathPrefix,omitempty"`
-	Status      int               `json:"status,omitempty"`
-	Body        any               `json:"body,omitempty"` // nil = {"detail":"Injected by Mockingbird"}; json.RawMessage("null") = no body
-	Headers     map[string]string `json:"headers,omitempty"`
-	Count       *int              `json:"count,omitempty"` // uses before the rule retires; nil = unlimited
-	Rate        *float64          `json:"rate,omitempty"`  // fraction of matching requests that fire; nil = 1
-	DelayMs     float64           `json:"delayMs,omitempty"`
-	Drop        bool              `json:"drop,omitempty"`
-	Effect      string            `json:"effect,omitempty"`
-	Params      map[string]any    `json:"params,omitempty"`
-	Preset      string            `json:"preset,omitempty"`
-
-	Remaining *int `json:"remaining,omitempty"` // listed only: uses left (nil = unlimited)
-	Hits      int  `json:"hits,omitempty"`      // listed only: times fired
-}
-
-// AddFault adds (or, with an existing id, replaces) a fault rule in the
-// client's namespace (controls §6.2). rule is a Fault, a map or raw JSON; a
-// rule with "preset" expands that preset. It returns the stored rule.
-func (c *Client) AddFault(ctx context.Context, rule any) (Fault, error) {
-	var raw json.RawMessage
-	if err := c.do(ctx, "POST", "/__admin/faults", rule, &raw); err != nil {
-		return Fault{}, err
-	}
-	var out struct {
-		Rules []Fault `json:"rules"`
-	}
-	if err := json.Unmarshal(raw, &out); err == nil && len(out.Rules) > 0 {
-		return out.Rules[0], nil
-	}
-	var f Fault
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return Fault{}, fmt.Errorf("control: POST /__admin/faults: decode %s: %w", raw, err)
-	}
-	return f, nil
-}
-
-// ApplyPreset adds the rules of a named preset (controls §6.4), e.g.
-// "hermes_submit_accepted_drop" or "hermes_poll_timeout", with overrides (nil
-// for none; a map or a Fault) and returns the stored rules.
-func (c *Client) ApplyPreset(ctx context.Context, name string, overrides any) ([]Fault, error) {
-	if overrides == nil {
-		overrides = json.RawMessage("{}")
-	}
-	var out struct {
-		Rules []Fault `json:"rules"`
-	}
-	err := c.do(ctx, "POST", "/__admin/faults/presets/"+url.PathEscape(name), overrides, &out)
-	return out.Rules, err
-}
-
-// Faults lists every fault rule of every namespace, with counters
-// (controls §6.3).
-func (c *Client) Faults(ctx context.Context) ([]Fault, error) {
-	var out struct {
-		Faults []Fault `json:"faults"`
-	}
-	err := c.do(ctx, "GET", "/__admin/faults", nil, &out)
-	return out.Faults, err
-}
-
-// DeleteFaults removes the rule with id, or every rule when id is "".
-func (c *Client) DeleteFaults(ctx context.Context, id string) error {
-	path := "/__admin/faults"
-	if id != "" {
-		path += "?id=" + url.QueryEscape(id)
-	}
-	return c.do(ctx, "DELETE", path, nil, nil)
-}
+func raw(s string) io.Reader { return strings.NewReader(s) }

@@ -302,3 +302,45 @@ func TestNonEnvelopeErrors(t *testing.T) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
+
+// The journal, metrics and timeline wrappers, and In.
+func TestJournalAndTimeline(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{})
+	ctx := context.Background()
+	ctl := control.New(srv.URL(), control.Namespace("j"))
+	for range 3 {
+		start(t, srv.URL(), "j")
+	}
+	send(t, "GET", srv.URL()+"/ns/j/v1/runs/missing", "")
+	page, err := ctl.Requests(ctx, control.RequestsQuery{Limit: 3})
+	if err != nil || len(page.Requests) != 3 || page.Next == nil || page.Requests[2].Status != 404 {
+		t.Fatalf("Requests = %+v, %v", page, err)
+	}
+	older, err := ctl.Requests(ctx, control.RequestsQuery{Limit: 3, Cursor: *page.Next})
+	if err != nil || len(older.Requests) != 1 || older.Next != nil || *older.Requests[0].OperationId != "RunCreate" {
+		t.Fatalf("older page = %+v, %v", older, err)
+	}
+	if p, err := ctl.In("nobody").Requests(ctx, control.RequestsQuery{}); err != nil || len(p.Requests) != 0 {
+		t.Fatalf("In(nobody) = %+v, %v", p, err)
+	}
+	_, err = ctl.Requests(ctx, control.RequestsQuery{Cursor: "x"})
+	wantErr(t, err, control.Error{Method: "GET", Path: "/__admin/requests?cursor=x", Status: 400, Type: "mockingbird_admin",
+		Message: "cursor: expected the next of a previous page"})
+	if m, err := ctl.Metrics(ctx); err != nil || m.Requests != 4 || m.ByOperation["RunCreate 202"] != 3 {
+		t.Fatalf("Metrics = %+v, %v", m, err)
+	}
+	cp, err := ctl.Checkpoint(ctx, "")
+	if err != nil || cp == "" {
+		t.Fatalf("Checkpoint = %q, %v", cp, err)
+	}
+	if err := ctl.Checkout(ctx, "main", cp); err != nil {
+		t.Fatal(err)
+	}
+	tl, err := ctl.Timeline(ctx)
+	if err != nil || tl.Branches["main"] != cp {
+		t.Fatalf("Timeline = %+v, %v", tl, err)
+	}
+	err = ctl.Checkout(ctx, "main", "cp_nope")
+	wantErr(t, err, control.Error{Method: "POST", Path: "/__admin/branches/main/checkout", Status: 409, Type: "mockingbird_admin",
+		Message: "no checkpoint cp_nope"})
+}

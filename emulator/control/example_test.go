@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 	"github.com/hermes-emulator/hermes-emulator/emulator/control"
+	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
 )
 
 // Play the agent and the operator in a test: freeze the clock, script a run,
@@ -112,4 +113,47 @@ func ExampleClient_ApplyPreset() {
 	// hermes_submit_accepted_drop RunCreate hermes.accepted_drop 1
 	// first attempt: no response
 	// retry: {"run_id":"run_4e685a726271445348426a4a70783364","status":"queued","replayed":true}
+}
+
+// List the runs the emulator holds, page by page, look at one of them, and
+// verify WireMock-style how often the application called an operation.
+func ExampleClient_Runs() {
+	srv, err := emulator.New(emulator.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	ctl := srv.Control()
+	ctl.Clock().FreezeAt(ctx, 1700000000000)
+	for range 3 {
+		resp, err := http.Post(srv.URL()+"/v1/runs", "application/json", strings.NewReader(`{"input":"hi"}`))
+		if err != nil {
+			log.Fatal(err)
+		}
+		resp.Body.Close()
+		ctl.Clock().Advance(ctx, time.Second)
+	}
+
+	page, err := ctl.Runs(ctx, control.RunsQuery{Limit: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for page.Next != nil {
+		fmt.Println("page of", len(page.Runs), "newest", page.Runs[0].RunId)
+		page, _ = ctl.Runs(ctx, control.RunsQuery{Limit: 2, Cursor: *page.Next})
+	}
+	fmt.Println("last page of", len(page.Runs), "oldest", page.Runs[len(page.Runs)-1].RunId)
+
+	view, _ := ctl.Run(ctx, page.Runs[0].RunId)
+	fmt.Println(view.Status, view.Transport, view.Keyed, view.EventsBuffered)
+
+	op, status := "RunCreate", 202
+	n, _ := ctl.Count(ctx, genadmin.CountFilter{OperationId: &op, Status: &status})
+	fmt.Println("submissions:", n)
+	// Output:
+	// page of 2 newest run_77774b677732707967695639616f3561
+	// last page of 1 oldest run_4e685a726271445348426a4a70783364
+	// queued buffering false 0
+	// submissions: 3
 }

@@ -1,10 +1,12 @@
 // Command supportgen writes SUPPORT.md, the support table of the public operations, from
 // openapi.yaml: one row per operation (operationId, method, path, the `x-support` state, the declared
-// statuses and `x-support-notes`), in document order.
+// statuses and `x-support-notes`), in document order. With -admin it appends the control-plane table
+// from admin.yaml: one row per route (operationId, method, path, summary, declared statuses), in
+// document order.
 //
 // It runs from the repository root through `go generate ./...` (directive in contract.go):
 //
-//	go run ./tools/supportgen -spec openapi.yaml -out SUPPORT.md
+//	go run ./tools/supportgen -spec openapi.yaml -admin admin.yaml -out SUPPORT.md
 //
 // Every operation must carry `x-support` (one of supported, partial, unsupported); a missing or
 // unknown state is an error, so the table cannot silently go stale.
@@ -25,13 +27,22 @@ import (
 
 func main() {
 	spec := flag.String("spec", "openapi.yaml", "OpenAPI document to read")
+	admin := flag.String("admin", "", "control-plane OpenAPI document to append as a second table (optional)")
 	out := flag.String("out", "SUPPORT.md", "Markdown file to write")
 	flag.Parse()
 
 	data, err := os.ReadFile(*spec)
 	if err == nil {
 		var md []byte
-		if md, err = render(data, *spec); err == nil {
+		if md, err = render(data, *spec); err == nil && *admin != "" {
+			var adm, more []byte
+			if adm, err = os.ReadFile(*admin); err == nil {
+				if more, err = renderAdmin(adm, *admin); err == nil {
+					md = append(md, more...)
+				}
+			}
+		}
+		if err == nil {
 			err = os.WriteFile(*out, md, 0o644)
 		}
 	}
@@ -110,6 +121,12 @@ func newRow(path, method string, op *openapi3.Operation) (row, error) {
 		return r, fmt.Errorf("%s: x-support-notes must be a non-empty string", r.id)
 	}
 
+	r.statuses = statusList(op)
+	return r, nil
+}
+
+// statusList is the declared response statuses of op, numerically sorted, comma-separated.
+func statusList(op *openapi3.Operation) string {
 	var statuses []string
 	for key := range op.Responses.Map() {
 		statuses = append(statuses, key)
@@ -122,12 +139,49 @@ func newRow(path, method string, op *openapi3.Operation) (row, error) {
 		}
 		return cmp.Compare(a, b)
 	})
-	r.statuses = strings.Join(statuses, ", ")
-	return r, nil
+	return strings.Join(statuses, ", ")
 }
 
 // cell makes text safe inside one Markdown table cell.
 func cell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// renderAdmin builds the control-plane section of SUPPORT.md from the bytes of admin.yaml; name is
+// the document's file name as shown in the text. Every operation needs an operationId and a summary.
+func renderAdmin(spec []byte, name string) ([]byte, error) {
+	loader := openapi3.NewLoader()
+	loader.IncludeOrigin = true // line numbers give the document order
+	doc, err := loader.LoadFromData(spec)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", name, err)
+	}
+	var rows []row
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			r := row{id: op.OperationID, method: method, path: path, notes: op.Summary}
+			if r.id == "" || r.notes == "" {
+				return nil, fmt.Errorf("%s %s: an operationId and a summary are required", method, path)
+			}
+			if op.Origin != nil && op.Origin.Key != nil {
+				r.line = op.Origin.Key.Line
+			}
+			r.statuses = statusList(op)
+			rows = append(rows, r)
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.path, b.path), cmp.Compare(a.method, b.method))
+	})
+	var b bytes.Buffer
+	b.WriteString("\n## Control plane\n\n")
+	fmt.Fprintf(&b, "Generated from `%s` (summary and declared responses of each route). The emulator serves that\n", name)
+	b.WriteString("document at `GET /__admin/openapi.yaml` and lists these routes at `GET /__admin`.\n\n")
+	b.WriteString("| operationId | Method | Path | Summary | Statuses |\n")
+	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s | %s |\n", r.id, r.method, r.path, cell(r.notes), r.statuses)
+	}
+	return b.Bytes(), nil
 }

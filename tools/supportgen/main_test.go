@@ -57,3 +57,28 @@ func TestRenderRejects(t *testing.T) {
 		t.Errorf("render of bad YAML = %v, want a load error", err)
 	}
 }
+
+func TestRenderAdmin(t *testing.T) {
+	doc := "openapi: 3.0.3\ninfo: {title: T, version: v1}\npaths:\n" +
+		"  /z:\n    get:\n      operationId: Z\n      summary: \"first | piped\"\n" +
+		"      responses:\n        '401': {description: d}\n        '200': {description: d}\n" +
+		"  /a:\n    post:\n      operationId: A\n      summary: second\n      responses:\n        '201': {description: d}\n"
+	md, err := renderAdmin([]byte(doc), "admin.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\n## Control plane\n\n" +
+		"Generated from `admin.yaml` (summary and declared responses of each route). The emulator serves that\n" +
+		"document at `GET /__admin/openapi.yaml` and lists these routes at `GET /__admin`.\n\n" +
+		"| operationId | Method | Path | Summary | Statuses |\n" +
+		"| --- | --- | --- | --- | --- |\n" +
+		"| `Z` | `GET` | `/z` | first \\| piped | 200, 401 |\n" +
+		"| `A` | `POST` | `/a` | second | 201 |\n"
+	if string(md) != want {
+		t.Errorf("renderAdmin =\n%s\nwant\n%s", md, want)
+	}
+	noSummary := strings.Replace(doc, "      summary: second\n", "", 1)
+	if _, err := renderAdmin([]byte(noSummary), "admin.yaml"); err == nil || err.Error() != "POST /a: an operationId and a summary are required" {
+		t.Errorf("renderAdmin without a summary = %v", err)
+	}
+}

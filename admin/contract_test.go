@@ -1,0 +1,256 @@
+package admin
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/gateway"
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// admin.yaml is valid, and the control plane serves exactly its routes: every
+// route registered on the Echo server is an operation of admin.yaml and every
+// operation is registered; GET /__admin lists them all.
+func TestRoutesMatchContract(t *testing.T) {
+	c, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := testAdmin()
+	var served []string
+	for _, r := range a.echo.Routes() {
+		served = append(served, r.Method+" "+r.Path)
+		if c.op(r.Method, r.Path) == nil {
+			t.Errorf("route %s %s is not in admin.yaml", r.Method, r.Path)
+		}
+	}
+	for key, op := range c.ops {
+		if !slices.Contains(served, key) {
+			t.Errorf("%s (%s) of admin.yaml is not served", key, op.id)
+		}
+		if op.summary == "" {
+			t.Errorf("%s has no summary", op.id)
+		}
+	}
+	if len(c.ops) != 38 || len(c.routes) != 37 { // /health is not under /__admin
+		t.Fatalf("%d operations, %d /__admin routes", len(c.ops), len(c.routes))
+	}
+	w := adminDo(a, "GET", "/__admin", "")
+	for _, k := range RouteKeys() {
+		if !strings.Contains(w.Body.String(), `"route":"`+k+`"`) {
+			t.Errorf("GET /__admin lacks %s", k)
+		}
+	}
+}
+
+// Every request body is validated: on every route whose body the validator
+// answers, an unknown field is refused with 400 naming it, before the
+// handler runs (the test admin has no gateway: reaching a handler that needs
+// one would panic).
+func TestEveryBodyValidated(t *testing.T) {
+	a, _ := testAdmin()
+	n := 0
+	for key, op := range theContract().ops {
+		if op.body == nil || op.handlerBody {
+			continue
+		}
+		method, path, _ := strings.Cut(key, " ")
+		path = strings.NewReplacer(":name", "n1", ":id", "i1").Replace(path)
+		w := adminDo(a, method, path, `{"zz_unknown":1}`)
+		if w.Code != 400 || w.Body.String() != adminEnvelope("unknown field zz_unknown") {
+			t.Errorf("%s: %d %s", key, w.Code, w.Body)
+		}
+		n++
+	}
+	if n != 13 {
+		t.Fatalf("%d routes with a validated body", n)
+	}
+}
+
+// The messages of the validator: the field path of nested unknown fields, and
+// the pinned x-error messages of parameters.
+func TestValidatorMessages(t *testing.T) {
+	a, _ := testAdmin()
+	for _, c := range []struct{ method, target, body, msg string }{
+		{"POST", "/__admin/faults", `{"status":500,"headers":{"X":"1"},"match":1,"also":2}`, "unknown field also"},
+		{"PUT", "/__admin/credentials", `{"credentials":{"a":"b"},"extra":true}`, "unknown field extra"},
+		{"PUT", "/__admin/credentials", `{"credentials":["a",{"credential":"b","ns":"c"}]}`, "unknown field credentials[1].ns"},
+		{"PUT", "/__admin/credentials", `[{"credential":"b","namespace":"c","x":1}]`, "unknown field [0].x"},
+		{"POST", "/__admin/faults", `{"status":500,"operationId":"Nope"}`, "fault field operationId is not an operation of openapi.yaml"},
+		{"GET", "/__admin/hermes/runs?status=bogus", ``, "status: expected a run status"},
+		{"GET", "/__admin/hermes/runs?limit=1e3", ``, "limit: expected a count from 1 to 1000"},
+		{"POST", "/__admin/clock", `[1]`, "expected a JSON object"},
+	} {
+		w := adminDo(a, c.method, c.target, c.body)
+		if w.Code != 400 || w.Body.String() != adminEnvelope(c.msg) {
+			t.Errorf("%s %s %s: %d %s, want %s", c.method, c.target, c.body, w.Code, w.Body, c.msg)
+		}
+	}
+	if got := fieldPath(map[string]any{"events": []any{map[string]any{}}}, []string{"events", "0"}); got != "events[0]" {
+		t.Errorf("fieldPath = %q", got)
+	}
+}
+
+// blockedWriter is a ResponseWriter whose body writes wait until release is
+// closed: a stream client that stopped reading.
+type blockedWriter struct {
+	*httptest.ResponseRecorder
+	release chan struct{}
+	mu      sync.Mutex
+}
+
+func (w *blockedWriter) Write(b []byte) (int, error) {
+	<-w.release
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ResponseRecorder.Write(b)
+}
+
+func (w *blockedWriter) Flush() {}
+
+func (h *Hub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// H5: a stream subscriber that does not read holds at most the hub's bound of
+// unsent frames; past it the subscriber is dropped and its stream ends after
+// what it had already taken.
+func TestStreamDropsSlowSubscriber(t *testing.T) {
+	hub := NewHub(300)
+	a := New(Deps{Hub: hub, MaxBodyBytes: 1 << 20, Version: "test"})
+	w := &blockedWriter{ResponseRecorder: httptest.NewRecorder(), release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.ServeHTTP(w, httptest.NewRequest("GET", "/__admin/stream?namespace=s", nil), "/__admin/stream")
+	}()
+	for hub.count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	change := gateway.Change{Kind: "run.changed", Namespace: "s", Branch: "main", RunID: "run_1", Status: "running"}
+	first := "event: run.changed\ndata: " +
+		`{"kind":"run.changed","namespace":"s","branch":"main","run_id":"run_1","status":"running"}` + "\n\n"
+	hub.Change(change) // taken by the handler, which then blocks writing it
+	for i := 0; i < 10 && hub.count() == 1; i++ {
+		time.Sleep(10 * time.Millisecond)
+		hub.Change(change) // 111 bytes a frame: the third waiting one crosses 300
+		hub.Change(gateway.Change{Kind: "run.changed", Namespace: "elsewhere"})
+	}
+	if hub.count() != 0 {
+		t.Fatal("the slow subscriber was not dropped")
+	}
+	close(w.release)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dropped stream did not end")
+	}
+	if got := w.Body.String(); got != first {
+		t.Fatalf("stream body %q, want only %q", got, first)
+	}
+	if w.Code != 200 || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+}
+
+// The data of each kind of change (admin.yaml StreamEvent).
+func TestStreamEventShapes(t *testing.T) {
+	hub := NewHub(0)
+	s := hub.subscribe("s", false)
+	hub.Change(gateway.Change{Kind: "checkpoint", Namespace: "s", Branch: "b", Checkpoint: "cp_00000002"})
+	hub.Change(gateway.Change{Kind: "run.removed", Namespace: "s", Branch: "main", RunID: "run_1"})
+	hub.Change(gateway.Change{Kind: "run.event", Namespace: "s", Branch: "main", RunID: "run_1", Frame: []byte("data: {\"x\": Infinity}\n\n")})
+	hub.Clock(gateway.ClockState{Now: 1700000000000, Frozen: true, OffsetMs: 5})
+	hub.Fault("s", "f1", "", 0)
+	hub.Fault("s2", "f2", "RunGet", 503) // another namespace
+	frames, end := hub.take(s)
+	want := []string{
+		`event: checkpoint` + "\n" + `data: {"kind":"checkpoint","namespace":"s","branch":"b","checkpoint":"cp_00000002"}`,
+		`event: run.removed` + "\n" + `data: {"kind":"run.removed","namespace":"s","branch":"main","run_id":"run_1"}`,
+		`event: run.event` + "\n" + `data: {"kind":"run.event","namespace":"s","branch":"main","run_id":"run_1","event":"{\"x\": Infinity}"}`,
+		`event: clock` + "\n" + `data: {"kind":"clock","clock":{"now":1700000000000,"frozen":true,"offsetMs":5}}`,
+		`event: fault` + "\n" + `data: {"kind":"fault","namespace":"s","fault_id":"f1"}`,
+	}
+	if end || len(frames) != len(want) {
+		t.Fatalf("%d frames, end %v", len(frames), end)
+	}
+	for i, f := range frames {
+		if string(f) != want[i]+"\n\n" {
+			t.Errorf("frame %d\n got %q\nwant %q", i, f, want[i]+"\n\n")
+		}
+	}
+	hub.Close()
+	if _, end := hub.take(s); !end || hub.subscribe("s", false) != nil {
+		t.Fatal("Close does not end the streams")
+	}
+}
+
+// The admin key is compared in constant time and exactly.
+func TestAdminKey(t *testing.T) {
+	a := New(Deps{AdminKey: "secret", MaxBodyBytes: 1 << 20, Version: "test"})
+	for _, c := range []struct {
+		key    []string
+		status int
+	}{{nil, 401}, {[]string{"secre"}, 401}, {[]string{"secret "}, 401}, {[]string{"secret", "secret"}, 401}, {[]string{"secret"}, 404}} {
+		r := httptest.NewRequest("GET", "/__admin/nope", nil)
+		r.Header[http.CanonicalHeaderKey("X-Mockingbird-Admin-Key")] = c.key
+		w := httptest.NewRecorder()
+		a.ServeHTTP(w, r, "/__admin/nope")
+		if w.Code != c.status {
+			t.Errorf("key %q: %d %s", c.key, w.Code, w.Body)
+		}
+	}
+}
+
+// The Hermes controls check their own bodies (x-hermes-body: handler), but
+// admin.yaml still documents them: bodies the handler accepts conform to the
+// schema, bodies it refuses do not (controls §11).
+func TestHandlerBodiesDocumented(t *testing.T) {
+	c := theContract()
+	for _, tc := range []struct {
+		op     string
+		body   string
+		accept bool
+	}{
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"completed","output":"o","usage":{"input_tokens":1,"output_tokens":2.0,"total_tokens":3}}`, true},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"waiting_for_approval","approval":{"command":"ls"}}`, true},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"bogus"}`, false},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"running","run_id":"x"}`, false},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"completed","output":5}`, false},
+		{"POST /__admin/hermes/runs/:id/observe", `{"status":"completed","usage":{"input_tokens":-1,"output_tokens":0,"total_tokens":0}}`, false},
+		{"POST /__admin/hermes/runs/:id/events", `{"events":[{"event":"tool.started","tool":"t","preview":null}]}`, true},
+		{"POST /__admin/hermes/runs/:id/events", `{"events":[]}`, false},
+		{"POST /__admin/hermes/runs/:id/events", `{"events":[{"event":"run.completed"}]}`, false},
+		{"POST /__admin/hermes/runs/:id/events", `{"events":[{"event":"message.delta","delta":"x"}],"x":1}`, false},
+		{"POST /__admin/hermes/drain", `{"draining":false}`, true},
+		{"POST /__admin/hermes/drain", `{"draining":"yes"}`, false},
+		{"POST /__admin/hermes/drain", `{}`, false},
+		{"POST /__admin/hermes/restart", `{"owner":"stale"}`, true},
+		{"POST /__admin/hermes/restart", `{"owner":["alive"]}`, false},
+		{"POST /__admin/hermes/restart", `{"owner":"alive","x":1}`, false},
+		{"POST /__admin/hermes/scope", `{"profile":"p","identity":"i"}`, true},
+		{"POST /__admin/hermes/scope", `{"profile":"","identity":"i"}`, false},
+		{"POST /__admin/hermes/scope", `{"profile":"p\u0000","identity":"i"}`, false},
+		{"POST /__admin/hermes/scope", `{"profile":"p"}`, false},
+	} {
+		op := c.ops[tc.op]
+		if op == nil || !op.handlerBody {
+			t.Fatalf("%s: no handler-checked operation", tc.op)
+		}
+		v, err := runs.Parse([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err2 := op.body.VisitJSON(plain(v), visitOpts...)
+		if (err2 == nil) != tc.accept {
+			t.Errorf("%s %s: schema error %v, want accepted=%v", tc.op, tc.body, err2, tc.accept)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hermes-emulator/hermes-emulator/console"
 	"github.com/hermes-emulator/hermes-emulator/faults"
 	"github.com/hermes-emulator/hermes-emulator/gateway"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
@@ -42,7 +43,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !hasHeaderNS {
 		ns = "default"
 	}
-	// Step 2: the control plane. /health and the contract read no body: one
+	// Step 2: the control plane. The console's files hold no data and are
+	// served without the admin key (docs/console.md); its calls carry it.
+	if console.Owns(rawPath) {
+		s.bodies.Unread(w, r)
+		s.stamp(w, ns, gateway.NamePattern.MatchString(ns))
+		console.ServeHTTP(w, r, rawPath)
+		return
+	}
+	// /health and the contract read no body: one
 	// that comes anyway closes the connection rather than being waited for (H4).
 	health, contract := rawPath == "/health" && r.Method == "GET", rawPath == ContractPath && r.Method == "GET"
 	if health || contract {

@@ -163,19 +163,25 @@ func (g *Gateway) Restart(ns string, alive bool) (Restarted, *runs.Error) {
 
 func (x *tx) restart(alive bool) Restarted {
 	var out Restarted
-	x.st.runs.each(x.g.cat, func(id string, _ *Cached) {
-		if _, ok := x.st.res.ofRun(x.g.cat, id); !ok {
+	x.st.flatten()
+	for it := x.st.runs.Iterator(); !it.Done(); {
+		id, _, _ := it.Next()
+		if _, ok := x.st.resOfRun(id); !ok {
 			out.Discarded++
 		}
-	})
+	}
 	// Rewrite every reservation's owner; storage gets one UPDATE, not a row each.
 	fresh := newState()
-	fresh.res, fresh.prunable = x.st.res, x.st.prunable
-	fresh.res.restarted(alive)
-	out.Retained = fresh.res.len
+	fresh.byRun, fresh.prunable, fresh.nRes = x.st.byRun, x.st.prunable, x.st.nRes
+	x.st.eachRes(func(r *Reservation) {
+		nr := *r
+		nr.Owner.Local, nr.Owner.Alive = false, alive
+		fresh.res = fresh.res.Set(resKey(r.Scope, r.Key), &nr)
+	})
+	out.Retained = fresh.res.Len()
 	fresh.scopeProfile, fresh.scopeIdentity = x.st.scopeProfile, x.st.scopeIdentity
 	fresh.runCounter, fresh.approvalCounter = x.st.runCounter, x.st.approvalCounter
-	fresh.nextSweep, fresh.hasSweep = x.now()+60, true
+	fresh.nextSweep, fresh.hasSweep = x.now()+runs.SweepTick, true
 	x.st = fresh
 	x.dirty = true
 	if x.durable {
@@ -221,13 +227,20 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 		if space == nil {
 			continue // reset does not create a namespace (controls §4.1)
 		}
-		g.q.enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
-		space.durRuns, space.durApprovals = 0, 0
+		// The namespace stays created (controls §4.1), holding nothing but
+		// its name: state, branches, timeline and transports are released.
+		g.q.Enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
 		for b := range space.branches {
 			g.destroyTransports(name, b, true)
 		}
-		space.branches = map[string]*branchState{"main": {st: newState()}}
-		space.tl = nil
+		g.spaces[name] = newNamespace(name)
+		for id, sn := range g.snaps {
+			if sn.tl == space.tl && space.tl != nil {
+				// The snapshot restores nothing now; keep its id, not its state.
+				sn.cp, sn.tl = &checkpoint{id: sn.cp.id, gone: true}, nil
+				g.snaps[id] = sn
+			}
+		}
 	}
 	return names, nil
 }

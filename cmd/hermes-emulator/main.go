@@ -76,7 +76,6 @@ func main() {
 	// The binary serves no profiles: without the heap profiler's sampling the
 	// runtime never builds its ~1.4 MB stack-bucket table.
 	runtime.MemProfileRate = 0
-	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -200,6 +199,8 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", e.getDur("READ_TIMEOUT", 10*time.Second), "request head and each body must arrive within it [HERMES_EMULATOR_READ_TIMEOUT]")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", e.getDur("SHUTDOWN_GRACE", 10*time.Second), "on SIGTERM, wait this long for in-flight requests [HERMES_EMULATOR_SHUTDOWN_GRACE]")
 	fs.Int64Var(&o.MaxInflightBodyBytes, "max-inflight-body-bytes", e.getInt64("MAX_INFLIGHT_BODY_BYTES", 64<<20), "request body bytes held at once before 503 server_busy [HERMES_EMULATOR_MAX_INFLIGHT_BODY_BYTES]")
+	fs.IntVar(&o.MaxNamespaces, "max-namespaces", e.getInt("MAX_NAMESPACES", 10000), "namespaces that may exist; one more answers 429 [HERMES_EMULATOR_MAX_NAMESPACES]")
+	fs.IntVar(&o.SSEBufferBytes, "sse-buffer-bytes", e.getInt("SSE_BUFFER_BYTES", 8<<20), "frames held for an SSE subscriber that does not read; past it the stream closes [HERMES_EMULATOR_SSE_BUFFER_BYTES]")
 	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [HERMES_EMULATOR_NO_RESPONSE_VALIDATION]")
 	c.env = &e
 	var first error

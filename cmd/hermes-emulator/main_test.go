@@ -249,8 +249,8 @@ func TestHelpNamesEnvironmentVariables(t *testing.T) {
 			t.Errorf("--%s: usage %q does not name %s] or is missing from --help", f.Name, f.Usage, want)
 		}
 	})
-	if n != 18 {
-		t.Fatalf("%d flags, want 18", n)
+	if n != 20 {
+		t.Fatalf("%d flags, want 20", n)
 	}
 	if !strings.Contains(stdout, "[HERMES_EMULATOR_ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]") {
 		t.Errorf("--admin-key does not name MOCKINGBIRD_ADMIN_KEY")

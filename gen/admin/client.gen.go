@@ -4696,6 +4696,8 @@ type BranchCreateResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -4723,6 +4725,11 @@ func (r BranchCreateResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r BranchCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BranchCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -4772,6 +4779,8 @@ type BranchCheckoutResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -4799,6 +4808,11 @@ func (r BranchCheckoutResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r BranchCheckoutResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BranchCheckoutResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -4848,6 +4862,8 @@ type CheckpointCreateResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -4875,6 +4891,11 @@ func (r CheckpointCreateResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CheckpointCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CheckpointCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5647,6 +5668,8 @@ type HermesDrainGetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5669,6 +5692,11 @@ func (r HermesDrainGetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDrainGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDrainGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5716,6 +5744,8 @@ type HermesDrainSetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5738,6 +5768,11 @@ func (r HermesDrainSetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDrainSetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDrainSetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5785,6 +5820,8 @@ type HermesRestartResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5807,6 +5844,11 @@ func (r HermesRestartResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRestartResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRestartResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5854,6 +5896,8 @@ type HermesRunsListResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5876,6 +5920,11 @@ func (r HermesRunsListResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRunsListResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRunsListResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5925,6 +5974,8 @@ type HermesRunGetResponse struct {
 	JSON404 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5952,6 +6003,11 @@ func (r HermesRunGetResponse) GetJSON404() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRunGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRunGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6003,6 +6059,8 @@ type HermesEventsResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6035,6 +6093,11 @@ func (r HermesEventsResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesEventsResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesEventsResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6086,6 +6149,8 @@ type HermesObserveResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6118,6 +6183,11 @@ func (r HermesObserveResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesObserveResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesObserveResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6169,6 +6239,8 @@ type HermesDeliverResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6201,6 +6273,11 @@ func (r HermesDeliverResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDeliverResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDeliverResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6248,6 +6325,8 @@ type HermesScopeResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6270,6 +6349,11 @@ func (r HermesScopeResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesScopeResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesScopeResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6317,6 +6401,8 @@ type HermesSweepResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6339,6 +6425,11 @@ func (r HermesSweepResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesSweepResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesSweepResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6876,6 +6967,8 @@ type ResetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6898,6 +6991,11 @@ func (r ResetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ResetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6945,6 +7043,8 @@ type SnapshotCreateResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6967,6 +7067,11 @@ func (r SnapshotCreateResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SnapshotCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SnapshotCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7094,6 +7199,8 @@ type SnapshotRestoreResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -7126,6 +7233,11 @@ func (r SnapshotRestoreResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SnapshotRestoreResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SnapshotRestoreResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7172,7 +7284,7 @@ type StreamGetResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *AdminError
+	JSON503 *StreamGet503JSONResponseBody
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -7191,7 +7303,7 @@ func (r StreamGetResponse) GetJSON413() *AdminError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StreamGetResponse) GetJSON503() *AdminError {
+func (r StreamGetResponse) GetJSON503() *StreamGet503JSONResponseBody {
 	return r.JSON503
 }
 
@@ -7235,6 +7347,8 @@ type TimelineGetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -7257,6 +7371,11 @@ func (r TimelineGetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r TimelineGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TimelineGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -8271,6 +8390,13 @@ func ParseBranchCreateResponse(rsp *http.Response) (*BranchCreateResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8332,6 +8458,13 @@ func ParseBranchCheckoutResponse(rsp *http.Response) (*BranchCheckoutResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8392,6 +8525,13 @@ func ParseCheckpointCreateResponse(rsp *http.Response) (*CheckpointCreateRespons
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9022,6 +9162,13 @@ func ParseHermesDrainGetResponse(rsp *http.Response) (*HermesDrainGetResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9075,6 +9222,13 @@ func ParseHermesDrainSetResponse(rsp *http.Response) (*HermesDrainSetResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9130,6 +9284,13 @@ func ParseHermesRestartResponse(rsp *http.Response) (*HermesRestartResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9183,6 +9344,13 @@ func ParseHermesRunsListResponse(rsp *http.Response) (*HermesRunsListResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9244,6 +9412,13 @@ func ParseHermesRunGetResponse(rsp *http.Response) (*HermesRunGetResponse, error
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9313,6 +9488,13 @@ func ParseHermesEventsResponse(rsp *http.Response) (*HermesEventsResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9380,6 +9562,13 @@ func ParseHermesObserveResponse(rsp *http.Response) (*HermesObserveResponse, err
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9449,6 +9638,13 @@ func ParseHermesDeliverResponse(rsp *http.Response) (*HermesDeliverResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9503,6 +9699,13 @@ func ParseHermesScopeResponse(rsp *http.Response) (*HermesScopeResponse, error) 
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9556,6 +9759,13 @@ func ParseHermesSweepResponse(rsp *http.Response) (*HermesSweepResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9999,6 +10209,13 @@ func ParseResetResponse(rsp *http.Response) (*ResetResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10052,6 +10269,13 @@ func ParseSnapshotCreateResponse(rsp *http.Response) (*SnapshotCreateResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -10182,6 +10406,13 @@ func ParseSnapshotRestoreResponse(rsp *http.Response) (*SnapshotRestoreResponse,
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10230,7 +10461,7 @@ func ParseStreamGetResponse(rsp *http.Response) (*StreamGetResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest AdminError
+		var dest StreamGet503JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10282,6 +10513,13 @@ func ParseTimelineGetResponse(rsp *http.Response) (*TimelineGetResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy

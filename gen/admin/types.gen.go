@@ -861,6 +861,9 @@ type AnyError struct {
 // ServerBusy defines model for ServerBusy.
 type ServerBusy = HermesError
 
+// TooManyNamespaces defines model for TooManyNamespaces.
+type TooManyNamespaces = AdminError
+
 // IndexParams defines parameters for Index.
 type IndexParams struct {
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
@@ -1156,6 +1159,11 @@ type StreamGetParams struct {
 
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
 	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
+}
+
+// StreamGet503JSONResponseBody defines parameters for StreamGet.
+type StreamGet503JSONResponseBody struct {
+	union json.RawMessage
 }
 
 // TimelineGetParams defines parameters for TimelineGet.
@@ -1515,6 +1523,68 @@ func (t FaultAdd201JSONResponseBody) MarshalJSON() ([]byte, error) {
 }
 
 func (t *FaultAdd201JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHermesError returns the union data inside the StreamGet503JSONResponseBody as a HermesError
+func (t StreamGet503JSONResponseBody) AsHermesError() (HermesError, error) {
+	var body HermesError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHermesError overwrites any union data inside the StreamGet503JSONResponseBody as the provided HermesError
+func (t *StreamGet503JSONResponseBody) FromHermesError(v HermesError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHermesError performs a merge with any union data inside the StreamGet503JSONResponseBody, using the provided HermesError
+func (t *StreamGet503JSONResponseBody) MergeHermesError(v HermesError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAdminError returns the union data inside the StreamGet503JSONResponseBody as a AdminError
+func (t StreamGet503JSONResponseBody) AsAdminError() (AdminError, error) {
+	var body AdminError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAdminError overwrites any union data inside the StreamGet503JSONResponseBody as the provided AdminError
+func (t *StreamGet503JSONResponseBody) FromAdminError(v AdminError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAdminError performs a merge with any union data inside the StreamGet503JSONResponseBody, using the provided AdminError
+func (t *StreamGet503JSONResponseBody) MergeAdminError(v AdminError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StreamGet503JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StreamGet503JSONResponseBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

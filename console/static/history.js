@@ -1,0 +1,132 @@
+// History: the request journal (controls §7), the timeline of checkpoints and
+// branches (controls §8) and the scenarios (scenarios §4, when present).
+import { call, missing } from './api.js';
+import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable } from './ui.js';
+
+export function journalView(ctx) {
+  const op = field('Operation', { placeholder: 'RunCreate', size: '14' });
+  const status = field('Status', { placeholder: '503', size: '4', inputmode: 'numeric' });
+  const limit = field('Last', { value: '100', size: '4', inputmode: 'numeric' });
+  const all = checkbox('All namespaces', false);
+  const live = checkbox('Live', true);
+  const body = h('div', { id: 'journal-body', 'aria-live': 'polite' });
+  async function load() {
+    const q = {};
+    if (op.input.value.trim()) q.operationId = op.input.value.trim();
+    if (status.input.value.trim()) q.status = status.input.value.trim();
+    if (limit.input.value.trim()) q.limit = limit.input.value.trim();
+    if (all.input.checked) q.all = '1';
+    const res = await call('GET', '/requests', undefined, q);
+    if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    const rows = (res.data.requests || []).slice().reverse();
+    body.replaceChildren(table('Vendor requests, newest first (journal keeps ' + res.data.size + ' a namespace)', [
+      { label: 'At', cell: (e) => when(e.at) },
+      { label: 'Namespace', cell: (e) => e.namespace },
+      { label: 'Request', cell: (e) => h('code', {}, e.method + ' ' + e.path) },
+      { label: 'Operation', cell: (e) => e.operationId || '(unmatched)' },
+      { label: 'Status', cell: (e) => h('span', { class: e.status >= 400 || e.status === 0 ? 'bad' : '' }, String(e.status)) },
+      { label: 'ms', cell: (e) => String(e.durationMs) },
+      { label: 'Fault', cell: (e) => e.faultId || '' },
+      { label: 'Run', cell: (e) => e.ids && e.ids.runId ? h('a', { href: '#/runs/' + encodeURIComponent(e.ids.runId) }, e.ids.runId) : '' },
+    ], rows, 'No requests journaled' + (Object.keys(q).length ? ' that match.' : '.')),
+    res.data.next ? h('p', { class: 'hint' }, 'Older matching entries remain: raise "Last" or narrow the filter.') : null);
+  }
+  const form = h('form', { class: 'toolbar', onsubmit: (ev) => { ev.preventDefault(); load(); } },
+    op, status, limit, all, live, h('button', {}, 'Filter'),
+    h('button', { type: 'button', class: 'danger', onclick: async () => {
+      if (!(await confirmDialog('Clear the journal?', all.input.checked ? 'Every namespace\'s entries go.' : 'This namespace\'s entries go.'))) return;
+      const x = await call('DELETE', '/requests', undefined, all.input.checked ? { all: '1' } : {});
+      toast(x.ok ? 'Journal cleared' : x.message); load();
+    } }, 'Clear'));
+  form.addEventListener('change', load);
+  ctx.every(1500, () => { if (live.input.checked) load(); });
+  ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'journal-h' },
+    h('h2', { id: 'journal-h' }, 'Journal'),
+    h('p', { class: 'hint' }, 'Every vendor request, without bodies, keys or texts. Live refreshes it every 1.5 s.'), form, body));
+  load();
+}
+
+// depth orders checkpoints as a tree: children after their parent, indented.
+function tree(cps) {
+  const kids = new Map();
+  const ids = new Set(cps.map((c) => c.id));
+  for (const c of cps) {
+    const p = c.parent && ids.has(c.parent) ? c.parent : '';
+    if (!kids.has(p)) kids.set(p, []);
+    kids.get(p).push(c);
+  }
+  const out = [];
+  const walk = (p, d, pb) => (kids.get(p) || []).forEach((c) => {
+    const dd = d + (pb && c.branch !== pb ? 1 : 0);
+    out.push([c, dd]);
+    walk(c.id, dd, c.branch);
+  });
+  walk('', 0, '');
+  return out;
+}
+
+export function timelineView(ctx) {
+  const body = h('div', { id: 'timeline-body', 'aria-live': 'polite' });
+  async function load() {
+    const res = await call('GET', '/timeline');
+    if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    const heads = res.data.branches || {};
+    const headOf = new Map(Object.entries(heads).map(([b, id]) => [id, b]));
+    const rows = tree(res.data.checkpoints || []).reverse();
+    body.replaceChildren(
+      h('p', {}, 'Branch heads: ', Object.entries(heads).map(([b, id]) => h('span', { class: 'pill' }, b + ' → ' + id))),
+      table('Checkpoints, newest first (indented: a branch off its parent)', [
+        { label: 'Checkpoint', cell: ([c, d]) => h('code', { class: 'd' + Math.min(d, 6) }, c.id) },
+        { label: 'Branch', cell: ([c]) => c.branch + (headOf.get(c.id) === c.branch ? ' (head)' : '') },
+        { label: 'Parent', cell: ([c]) => c.parent || '' },
+        { label: 'At', cell: ([c]) => when(c.at) },
+        { label: 'Checkout', cell: ([c]) => h('button', { type: 'button', class: 'quiet', 'aria-label': 'Check out ' + c.id + ' on ' + c.branch,
+          onclick: async () => {
+            if (!(await confirmDialog('Check out ' + c.id + '?', 'Branch ' + c.branch + ' moves to ' + c.id + ': its runs, the clock and the fault RNG go back to that moment, and its open event streams end.'))) return;
+            const x = await call('POST', '/branches/' + encodeURIComponent(c.branch) + '/checkout', { checkpoint: c.id });
+            toast(x.ok ? 'Checked out ' + c.id : x.status + ' ' + x.message); load();
+          } }, 'Checkout') },
+      ], rows, 'No timeline yet: it starts with the first change in this namespace.'));
+  }
+  const branch = field('Branch', { value: 'main' });
+  const name = field('New branch', { value: 'try-1' });
+  const at = field('From checkpoint (optional)', { placeholder: 'cp_00000001' });
+  ctx.live((f) => { if (f.event === 'checkpoint') load(); });
+  ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(); });
+  ctx.main.append(
+    h('section', { class: 'panel', 'aria-labelledby': 'timeline-h' }, h('h2', { id: 'timeline-h' }, 'Timeline'),
+      h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: load }, 'Refresh')), body),
+    h('div', { class: 'cards' },
+      requestCard('Commit a checkpoint', { name: 'checkpoint', label: 'Commit', fields: [branch] },
+        () => ({ method: 'POST', path: '/checkpoints', body: { branch: branch.input.value } }), load),
+      requestCard('Create or move a branch', { name: 'branch', label: 'Create branch', fields: [name, at] }, () => {
+        const b = at.input.value.trim() ? { at: at.input.value.trim() } : undefined;
+        return { method: 'POST', path: '/branches/' + encodeURIComponent(name.input.value), body: b };
+      }, load)));
+  load();
+}
+
+export function scenariosView(ctx) {
+  const body = h('div', { id: 'scenarios-body', 'aria-live': 'polite' });
+  const text = field('Scenario set (JSON form of the file)', { rows: '14', spellcheck: 'false', value: '' }, 'textarea');
+  async function load() {
+    const res = await call('GET', '/hermes/scenarios');
+    if (missing(res)) { body.replaceChildren(notAvailable('Scenarios (GET /__admin/hermes/scenarios) are')); editor.hidden = true; return; }
+    editor.hidden = false;
+    if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    body.replaceChildren(h('pre', { class: 'json', tabindex: '0', 'aria-label': 'Current scenarios' }, json(res.data)));
+    if (!text.input.value) { text.input.value = json(res.data); put.refresh(); }
+  }
+  const put = requestCard('Load scenarios', { name: 'put-scenarios', label: 'Load', fields: [text],
+    hint: 'Replaces this namespace\'s set; runs already admitted keep theirs.' }, () => {
+    let v;
+    try { v = JSON.parse(text.input.value || 'null'); } catch (e) { throw new Error('Not valid JSON: ' + e.message); }
+    return { method: 'PUT', path: '/hermes/scenarios', body: v };
+  }, load);
+  const del = requestCard('Remove scenarios', { name: 'delete-scenarios', label: 'Remove', danger: true,
+    confirm: 'The namespace will have no scenarios (not even the default) until the next load.' },
+  () => ({ method: 'DELETE', path: '/hermes/scenarios' }), load);
+  const editor = h('div', { class: 'split' }, put, del);
+  ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'scen-h' }, h('h2', { id: 'scen-h' }, 'Scenarios'), body), editor);
+  load();
+}

@@ -1,0 +1,69 @@
+// Watch: the SSE frames of each run as its client receives them, taken from
+// the control-plane stream's run.event mirror. The console never subscribes
+// to /v1/runs/{id}/events: a second consumer would take frames from the
+// application under test.
+import { h } from './ui.js';
+
+const perRun = 1000; // frames kept per run
+const maxRuns = 100; // runs whose frames are kept
+const frames = new Map(); // run id → [{text, event}]
+const watchers = new Set(); // {runId, fn}
+
+// mirror reads a run.event frame of the control-plane stream ({kind,
+// namespace, branch, run_id, event}): the run id and the frame text as the
+// run's subscriber gets it — data: <json>, or a comment such as
+// ": stream closed" when the event is text.
+export function mirror(f) {
+  const d = f.data;
+  if (!d || typeof d !== 'object' || !d.run_id) return null;
+  const e = d.event;
+  let text, name = '';
+  if (typeof e === 'string') text = (e.startsWith(':') ? e : 'data: ' + e) + '\n\n';
+  else { text = 'data: ' + JSON.stringify(e) + '\n\n'; name = (e && e.event) || ''; }
+  return { runId: d.run_id, text, name };
+}
+
+// watchFrame keeps the frames of every run.event the stream delivers.
+export function watchFrame(f) {
+  if (f.event !== 'run.event') return;
+  const m = mirror(f);
+  if (!m) return;
+  if (!frames.has(m.runId)) {
+    if (frames.size >= maxRuns) frames.delete(frames.keys().next().value);
+    frames.set(m.runId, []);
+  }
+  const list = frames.get(m.runId);
+  list.push(m);
+  if (list.length > perRun) list.shift();
+  watchers.forEach((w) => { if (w.runId === m.runId) w.fn(m); });
+}
+
+// watchPanel shows the frames of runId seen since the page loaded, and new
+// ones as they arrive while the panel is on the page.
+export function watchPanel(runId, stream) {
+  const log = h('pre', { class: 'frames', tabindex: '0', 'aria-label': 'Event frames of ' + runId, 'data-frames': runId });
+  const count = h('span', { class: 'count' });
+  const state = h('p', { class: 'hint' });
+  const show = () => {
+    const list = frames.get(runId) || [];
+    log.textContent = list.map((m) => m.text).join('');
+    count.textContent = list.length + (list.length === 1 ? ' frame' : ' frames');
+  };
+  const w = { runId, fn: () => { if (!log.isConnected) { watchers.delete(w); return; } show(); log.scrollTop = log.scrollHeight; } };
+  watchers.add(w);
+  const describe = (s) => {
+    state.textContent = s === 'live'
+      ? 'Mirrored from the control-plane stream (GET /__admin/stream, run.event); the application\'s own stream is left alone.'
+      : 'The control-plane stream is ' + s + ': frames appear when it is live.';
+  };
+  describe(stream.state);
+  let off = null;
+  off = stream.onState((s) => {
+    if (!state.isConnected) { if (off) off(); return; }
+    describe(s);
+  });
+  show();
+  return h('section', { class: 'panel', 'aria-labelledby': 'watch-h' },
+    h('h2', { id: 'watch-h' }, 'Watch ', count), state, log,
+    h('button', { type: 'button', class: 'quiet', onclick: () => { frames.set(runId, []); show(); } }, 'Clear'));
+}

@@ -62,6 +62,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -102,6 +103,11 @@ type Options struct {
 	// FreezeClock freezes it there (or at the wall clock when ClockStart is 0).
 	ClockStart  float64
 	FreezeClock bool
+
+	// Scenarios is every namespace's default scenario set (serve --scenarios):
+	// matching runs move by themselves on the emulator clock (docs/scenarios.md).
+	// Parse it with scenarios.Parse or scenarios.Load; nil = none.
+	Scenarios *scenarios.Set
 
 	// NoResponseValidation turns off run-time validation of responses against
 	// openapi.yaml (for load tests). Validation is on by default.
@@ -211,6 +217,7 @@ func New(opts Options) (*Server, error) {
 		}
 		db = file
 	}
+	metrics := &journal.Metrics{}
 	// The control plane's change stream hears every committed change; a clock
 	// move is published with the clock's new state.
 	var (
@@ -228,7 +235,7 @@ func New(opts Options) (*Server, error) {
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
 		MaxNamespaces: opts.MaxNamespaces, SSEBufferBytes: opts.SSEBufferBytes, Logger: log,
 		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
-		OnChange:       onChange})
+		OnChange:       onChange, Scenarios: opts.Scenarios, OnScenarioStep: metrics.ScenarioStep})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -251,7 +258,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{opts: opts, db: db, gw: gw, hub: hub, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
-		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
+		metrics: metrics, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
 		bodies: handlers.NewBodies(opts.MaxBodyBytes, opts.MaxInflightBodyBytes, opts.ReadTimeout)}
 	if opts.NoResponseValidation {
 		close(s.contractReady)

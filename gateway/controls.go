@@ -11,60 +11,65 @@ import (
 // Observe scripts what the executor reports (controls §11.1) and returns the new record.
 func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	var out []byte
-	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		c, err := x.addressed(id)
-		if err != nil {
-			return err
-		}
-		pending, _ := x.st.approvals.Get(id)
-		o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
-			for _, e := range pending {
-				if v, _ := e.Get("request_id"); v.Kind == runs.String && v.Str == rid {
-					return true
-				}
-			}
-			return false
-		})
-		if oerr != nil {
-			return oerr
-		}
-		if runs.IsTerminal(c.Status) {
-			return runs.ErrObserveTerminal
-		}
-		now := x.now()
-		var approval *runs.Obj
-		if o.Status == runs.WaitingForApproval {
-			approval = runs.ApprovalEvent(o.Approval, id, now, func() string {
-				x.st.approvalCounter++
-				x.dirty = true
-				return runs.ApprovalID(x.storageNS(), x.st.approvalCounter)
-			})
-		}
-		steers, _ := x.st.steers.Get(id)
-		before := decode(c.Record)
-		rec := runs.ApplyObserve(before, o, now, approval, steers)
-		nc := x.setRecord(id, c, rec, before)
-		switch o.Status {
-		case runs.WaitingForApproval:
-			if isLive(nc) {
-				x.st.setApprovals(id, append(append([]*runs.Obj(nil), pending...), approval))
-			}
-			x.emit(id, approval)
-		case runs.Queued, runs.Running, runs.Stopping:
-			x.st.setApprovals(id, nil)
-		default: // terminal
-			if ev := runs.TerminalEvent(rec, id, now); ev != nil {
-				x.emit(id, ev)
-			}
-			x.ends = append(x.ends, id)
-			x.st.setApprovals(id, nil)
-			x.st.setSteers(id, nil)
-		}
-		x.checkpoint = true
-		out = nc.Record
-		return nil
+	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
+		out, err = x.observe(id, body, hasBody)
+		return err
 	})
 	return out, err
+}
+
+// observe is the observe control in x; scenario steps apply it too.
+func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
+	c, err := x.addressed(id)
+	if err != nil {
+		return nil, err
+	}
+	pending, _ := x.st.approvals.Get(id)
+	o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
+		for _, e := range pending {
+			if v, _ := e.Get("request_id"); v.Kind == runs.String && v.Str == rid {
+				return true
+			}
+		}
+		return false
+	})
+	if oerr != nil {
+		return nil, oerr
+	}
+	if runs.IsTerminal(c.Status) {
+		return nil, runs.ErrObserveTerminal
+	}
+	now := x.now()
+	var approval *runs.Obj
+	if o.Status == runs.WaitingForApproval {
+		approval = runs.ApprovalEvent(o.Approval, id, now, func() string {
+			x.st.approvalCounter++
+			x.dirty = true
+			return runs.ApprovalID(x.storageNS(), x.st.approvalCounter)
+		})
+	}
+	steers, _ := x.st.steers.Get(id)
+	before := decode(c.Record)
+	rec := runs.ApplyObserve(before, o, now, approval, steers)
+	nc := x.setRecord(id, c, rec, before)
+	switch o.Status {
+	case runs.WaitingForApproval:
+		if isLive(nc) {
+			x.st.setApprovals(id, append(append([]*runs.Obj(nil), pending...), approval))
+		}
+		x.emit(id, approval)
+	case runs.Queued, runs.Running, runs.Stopping:
+		x.st.setApprovals(id, nil)
+	default: // terminal
+		if ev := runs.TerminalEvent(rec, id, now); ev != nil {
+			x.emit(id, ev)
+		}
+		x.ends = append(x.ends, id)
+		x.st.setApprovals(id, nil)
+		x.st.setSteers(id, nil)
+	}
+	x.checkpoint = true
+	return nc.Record, nil
 }
 
 // Emitted is the answer of the events control (controls §11.2).
@@ -75,59 +80,71 @@ type Emitted struct {
 // Events scripts non-status events (controls §11.2).
 func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
 	var out Emitted
-	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		c, err := x.addressed(id)
-		if err != nil {
-			return err
-		}
-		evs, eerr := runs.ParseEvents(body, hasBody)
-		if eerr != nil {
-			return eerr
-		}
-		if runs.IsTerminal(c.Status) {
-			return runs.ErrEventsTerminal
-		}
-		if !c.Owner.Local {
-			return runs.RunNotActive(id)
-		}
-		hasTransport := x.g.transport(tkey{x.name, x.branch, id}) != nil
-		for _, e := range evs {
-			now := x.now()
-			x.emit(id, e.Build(id, now))
-			if hasTransport {
-				out.Buffered++
-			}
-			out.Emitted++
-			if e.Name != "message.delta" {
-				before := decode(c.Record)
-				c = x.setRecord(id, c, runs.EventApplied(before, e.Name, now), before)
-			}
-		}
-		x.checkpoint = true
-		return nil
+	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
+		out, err = x.events(id, body, hasBody)
+		return err
 	})
 	return out, err
+}
+
+// events is the events control in x; scenario steps apply it too.
+func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
+	var out Emitted
+	c, err := x.addressed(id)
+	if err != nil {
+		return out, err
+	}
+	evs, eerr := runs.ParseEvents(body, hasBody)
+	if eerr != nil {
+		return out, eerr
+	}
+	if runs.IsTerminal(c.Status) {
+		return out, runs.ErrEventsTerminal
+	}
+	if !c.Owner.Local {
+		return out, runs.RunNotActive(id)
+	}
+	hasTransport := x.g.transport(tkey{x.name, x.branch, id}) != nil
+	for _, e := range evs {
+		now := x.now()
+		x.emit(id, e.Build(id, now))
+		if hasTransport {
+			out.Buffered++
+		}
+		out.Emitted++
+		if e.Name != "message.delta" {
+			before := decode(c.Record)
+			c = x.setRecord(id, c, runs.EventApplied(before, e.Name, now), before)
+		}
+	}
+	x.checkpoint = true
+	return out, nil
 }
 
 // Deliver empties a run's steer queue (controls §11.3) and returns how many texts it held.
 func (g *Gateway) Deliver(ns, id string) (int, *runs.Error) {
 	n := 0
-	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		c, err := x.addressed(id)
-		if err != nil {
-			return err
-		}
-		if runs.IsTerminal(c.Status) {
-			return runs.ErrDeliverTerminal
-		}
-		q, _ := x.st.steers.Get(id)
-		n = len(q)
-		x.st.setSteers(id, nil)
-		x.dirty = true
-		x.checkpoint = true
-		return nil
+	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
+		n, err = x.deliver(id)
+		return err
 	})
 	return n, err
+}
+
+// deliver is the steer-delivery control in x; scenario steps apply it too.
+func (x *tx) deliver(id string) (int, *runs.Error) {
+	c, err := x.addressed(id)
+	if err != nil {
+		return 0, err
+	}
+	if runs.IsTerminal(c.Status) {
+		return 0, runs.ErrDeliverTerminal
+	}
+	q, _ := x.st.steers.Get(id)
+	x.st.setSteers(id, nil)
+	x.dirty = true
+	x.checkpoint = true
+	return len(q), nil
 }
 
 // DrainFlag reads the drain flag of ns's main branch (controls §11.4).
@@ -184,6 +201,7 @@ func (x *tx) restart(alive bool) Restarted {
 	fresh.nextSweep, fresh.hasSweep = x.now()+runs.SweepTick, true
 	x.st = fresh
 	x.dirty = true
+	x.resync = true // every scenario position is dropped (docs/scenarios.md §5)
 	if x.durable {
 		x.batch.SetOwners = &storage.OwnerUpdate{Local: false, Alive: alive}
 	}
@@ -234,6 +252,7 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 			g.destroyTransports(name, b, true)
 		}
 		g.spaces[name] = newNamespace(name)
+		g.auto.due.RemoveNS(name)
 		for id, sn := range g.snaps {
 			if sn.tl == space.tl && space.tl != nil {
 				// The snapshot restores nothing now; keep its id, not its state.

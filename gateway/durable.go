@@ -74,6 +74,7 @@ func (g *Gateway) rewriteDurable(ns string, st State) {
 // reserved high-water marks guarantee ids still never repeat. Call it once
 // requests have stopped, before closing the store.
 func (g *Gateway) Close() error {
+	g.auto.runner.Close() // before the lock: a tick in progress takes it
 	if g.changes != nil {
 		g.changes.close() // outside the lock: a listener may read the gateway
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -30,6 +31,12 @@ type Options struct {
 	// commit order, from one goroutine: never under the gateway lock, and a
 	// slow listener never blocks it (changes queue for it).
 	OnChange func(Change)
+	// Scenarios is every namespace's default scenario set (serve --scenarios,
+	// docs/scenarios.md); nil = none.
+	Scenarios *scenarios.Set
+	// OnScenarioStep, when set, hears of every fired scenario step (metrics),
+	// under the gateway lock: it must not block.
+	OnScenarioStep func(scenario string)
 }
 
 // The defaults of the bounds of hardening H3 and H5.
@@ -56,6 +63,7 @@ type Gateway struct {
 	snaps      map[string]snapshot
 	snapSeq    int
 	changes    *changeQueue // nil without Options.OnChange
+	auto       autopilot    // scenarios (autopilot.go)
 }
 
 // namespace is one namespace: its branches and its timeline.
@@ -130,6 +138,7 @@ func New(db storage.Store, opts Options) (*Gateway, error) {
 		g.changes = newChangeQueue(opts.OnChange)
 	}
 	g.q = storage.NewWriter(db, opts.OnStorageError)
+	g.startAutopilot()
 	return g, nil
 }
 
@@ -180,8 +189,10 @@ func (g *Gateway) clockState() ClockState {
 func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 	defer g.unlockDurable(g.lock())
 	c, err := g.clock.ApplyRequest(body, g.opts.Wall())
+	g.advanceScenarios(body, c)
 	g.clock = c
 	g.saveClock()
+	g.auto.runner.Kick()
 	return g.clockState(), err
 }
 

@@ -86,6 +86,7 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 				Owner: owner, Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), Status: runs.Queued, UpdatedAt: now})
 		}
 		x.openTransport(id, now)
+		x.scenarioAdmit(id, sub)
 		x.accept = true
 		a = Admission{RunID: id, Status: "started"}
 		return nil
@@ -133,6 +134,7 @@ func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 		before := decode(c.Record)
 		x.setRecord(id, c, runs.Stopped(before, x.now()), before)
 		x.st.setApprovals(id, nil)
+		x.scenarioStopped(id)
 		x.accept = true
 		return nil
 	})
@@ -172,6 +174,7 @@ func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr
 		x.setRecord(id, c, runs.ApprovalResponded(before, now), before)
 		x.st.setApprovals(id, keep)
 		x.emit(id, runs.ApprovalRespondedEvent(id, now, ans, resolved))
+		x.scenarioAnswered(id, ans.Choice == "deny")
 		x.accept = true
 		out.Resolved = resolved
 		return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/benbjohnson/immutable"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -79,11 +80,12 @@ func (agedComparer) Compare(a, b aged) int {
 // runs; nApprovals and nSteers count the queued entries; without disk, nRes
 // is the number of reservations in res.
 type State struct {
-	runs      *immutable.Map[string, *Cached]      // run id → cached run
-	res       *immutable.Map[string, *Reservation] // resKey(scope, key) → reservation
-	byRun     *immutable.Map[string, []string]     // run id → resKeys of its reservations, by N
-	approvals *immutable.Map[string, []*runs.Obj]  // run id → pending approval events (FIFO)
-	steers    *immutable.Map[string, []string]     // run id → queued steer texts
+	runs      *immutable.Map[string, *Cached]          // run id → cached run
+	res       *immutable.Map[string, *Reservation]     // resKey(scope, key) → reservation
+	byRun     *immutable.Map[string, []string]         // run id → resKeys of its reservations, by N
+	approvals *immutable.Map[string, []*runs.Obj]      // run id → pending approval events (FIFO)
+	steers    *immutable.Map[string, []string]         // run id → queued steer texts
+	cursors   *immutable.Map[string, scenarios.Cursor] // run id → its scenario position (main only; docs/scenarios.md §5)
 
 	sweepable *immutable.SortedMap[aged, struct{}] // cached completed/failed/cancelled runs by updated_at
 	prunable  *immutable.SortedMap[aged, struct{}] // terminal reservations by durable updatedAt
@@ -112,6 +114,7 @@ func newState() State {
 		byRun:     immutable.NewMap[string, []string](nil),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
 		steers:    immutable.NewMap[string, []string](nil),
+		cursors:   immutable.NewMap[string, scenarios.Cursor](nil),
 		sweepable: immutable.NewSortedMap[aged, struct{}](agedComparer{}),
 		prunable:  immutable.NewSortedMap[aged, struct{}](agedComparer{}),
 	}

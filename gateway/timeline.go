@@ -240,11 +240,15 @@ func (g *Gateway) moveBranch(ns *namespace, branch string, c *checkpoint, withCl
 	g.destroyTransports(ns.name, branch, true)
 	bs.st = c.st
 	bs.version++
+	if branch == "main" {
+		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
+	}
 	bs.cpAt, bs.cpID = bs.version, c.id
 	ns.tl.setHead(branch, c)
 	if withClock {
 		g.clock, g.rng = c.clock, c.rng
 		g.saveClock()
+		g.auto.runner.Kick()
 	}
 }
 

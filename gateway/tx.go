@@ -37,6 +37,9 @@ type tx struct {
 	opened  []opening // transports created by admissions
 	changes []Change  // for Options.OnChange
 
+	cursorIDs []string // runs whose scenario cursor changed (the queue follows on commit)
+	resync    bool     // the state was replaced: the queue follows all its cursors
+
 	accept     bool // an accepted mutation (runs-api §6.1 step 14): checkpoint now
 	checkpoint bool // a Hermes control: checkpoint after success (controls §11)
 }
@@ -186,6 +189,7 @@ func (g *Gateway) commit(x *tx) {
 	}
 	x.bs.st = x.st
 	x.bs.version++
+	g.syncCursors(x)
 	g.publish(x)
 }
 

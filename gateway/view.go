@@ -33,6 +33,7 @@ type RunView struct {
 	Steers                          []string // queued steer texts
 	EventsBuffered, EventsDelivered int
 	Subscriber                      bool
+	Scenario                        *ScenarioPosition // the scenario driving the run; nil when none
 }
 
 // DefaultRunsLimit is the page size of Runs when limit ≤ 0.
@@ -166,6 +167,10 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 	v.Steers = slices.Clone(steers)
 	if t := g.transport(tkey{ns, "main", id}); t != nil {
 		v.EventsBuffered, v.EventsDelivered, v.Subscriber = len(t.frames), t.delivered, t.subs > 0
+	}
+	if cur, ok := st.cursors.Get(id); ok {
+		p := position(cur)
+		v.Scenario = &p
 	}
 	return v, nil
 }

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 const usage = `hermes-emulator — an emulator of the Hermes Agent peer-run HTTP API (pinned v2026.8.31)
@@ -109,6 +110,7 @@ type config struct {
 	seed       string
 	bodyBytes  int64
 	noValidate bool
+	scenarios  string // --scenarios file
 }
 
 func env(name, def string) string {
@@ -202,6 +204,7 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	fs.IntVar(&o.MaxNamespaces, "max-namespaces", e.getInt("MAX_NAMESPACES", 10000), "namespaces that may exist; one more answers 429 [HERMES_EMULATOR_MAX_NAMESPACES]")
 	fs.IntVar(&o.SSEBufferBytes, "sse-buffer-bytes", e.getInt("SSE_BUFFER_BYTES", 8<<20), "frames held for an SSE subscriber that does not read; past it the stream closes [HERMES_EMULATOR_SSE_BUFFER_BYTES]")
 	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [HERMES_EMULATOR_NO_RESPONSE_VALIDATION]")
+	fs.StringVar(&c.scenarios, "scenarios", env("SCENARIOS", ""), "scenario file (YAML or JSON): matching runs move by themselves (docs/scenarios.md) [HERMES_EMULATOR_SCENARIOS]")
 	c.env = &e
 	var first error
 	if len(e.bad) > 0 {
@@ -265,6 +268,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
 		return 2
 	}
+	var set *scenarios.Set
+	if c.scenarios != "" {
+		var err error
+		if set, err = scenarios.Load(c.scenarios); err != nil {
+			fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
+			return 2
+		}
+	}
 	var handler slog.Handler
 	switch c.logFormat {
 	case "pretty":
@@ -279,6 +290,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	o := c.opts
 	o.Logger = slog.New(handler)
+	o.Scenarios = set
 	o.Seed = c.seed
 	o.MaxBodyBytes = c.bodyBytes
 	o.NoResponseValidation = c.noValidate

@@ -718,6 +718,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/__admin/hermes/scenarios": {
+        parameters: {
+            query?: {
+                /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
+                namespace?: components["parameters"]["NamespaceQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The namespace's scenario set
+         * @description docs/scenarios.md. The namespace's own set, else the `serve --scenarios` default, else `{"scenarios":[]}`, in the JSON form it was given.
+         */
+        get: operations["HermesScenariosGet"];
+        /**
+         * Replace the namespace's scenario set
+         * @description docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+         */
+        put: operations["HermesScenariosPut"];
+        post?: never;
+        /**
+         * Leave the namespace without scenarios until the next PUT
+         * @description docs/scenarios.md. Not even the `serve --scenarios` default applies afterwards.
+         */
+        delete: operations["HermesScenariosDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/__admin/stream": {
         parameters: {
             query?: {
@@ -944,6 +975,10 @@ export interface components {
             faults: number;
             /** Format: double */
             totalDurationMs: number;
+            /** @description Scenario steps fired, by scenario name (docs/scenarios.md §6); present once one has fired since the last DELETE. */
+            scenarioSteps?: {
+                [key: string]: number;
+            };
         };
         Timeline: {
             branches: {
@@ -1087,6 +1122,41 @@ export interface components {
             /** @description Present when more runs remain; pass it as `cursor`. */
             next?: string;
         };
+        /** @description A scenario file's JSON form (docs/scenarios.md). */
+        ScenarioFile: {
+            scenarios: components["schemas"]["Scenario"][];
+        };
+        Scenario: {
+            name: string;
+            /** @description Every given field must hold; absent matches every run. */
+            match?: {
+                /** @description RE2, searched in the run's user message text. */
+                input?: string;
+                /** @description Equal to the record's model. */
+                model?: string;
+                /** @description RE2, searched in the record's session_id. */
+                session_id?: string;
+            };
+            steps: components["schemas"]["ScenarioStep"][];
+            if_denied?: components["schemas"]["ScenarioStep"][];
+            on_stop?: components["schemas"]["ScenarioStep"][];
+            /** @enum {string} */
+            steers?: "deliver" | "keep";
+        };
+        /** @description A delay and exactly one action, each the Hermes control of the same name. */
+        ScenarioStep: {
+            /** @description A Go duration string ("250ms", "1.5s") or a number of milliseconds, ≥ 0. */
+            after: string | number;
+            observe?: components["schemas"]["OpenObject"];
+            events?: components["schemas"]["OpenObject"][];
+            approval?: components["schemas"]["OpenObject"];
+            /** @enum {boolean} */
+            deliver_steers?: true;
+        };
+        ScenarioCount: {
+            /** @description The number of scenarios in the set. */
+            scenarios: number;
+        };
         /** @description One run's full view; the RunSummary fields first. */
         RunView: {
             run_id: string;
@@ -1118,8 +1188,13 @@ export interface components {
             /** @description Frames taken by subscribers of that transport. */
             events_delivered: number;
             subscriber: boolean;
-            /** @description The scenario driving the run (null until scenarios exist). */
-            scenario: Record<string, never> | null;
+            /** @description The scenario driving the run (docs/scenarios.md §6), null when none: its name, the next step as the file names it (`steps[2]`, `if_denied[0]`, `on_stop[0]`), and when that step falls due (epoch ms; null while the scenario waits for an approval answer). */
+            scenario: {
+                name: string;
+                step: string;
+                /** Format: double */
+                due: number | null;
+            } | null;
         };
         /** @description The data of one /__admin/stream frame. `kind` says which other fields are present: run.* have namespace, branch, run_id, status; run.event adds `event` (the emitted frame's data as JSON, or its text); checkpoint has namespace, branch, checkpoint; fault has namespace, fault_id, operation_id, http_status; clock has clock. */
         StreamEvent: {
@@ -1164,6 +1239,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["HermesError"];
+            };
+        };
+        /** @description Admin envelope `too many namespaces (max N)` with `Retry-After: 1`: the request would create a namespace past `--max-namespaces` (hardening H3). */
+        TooManyNamespaces: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AdminError"];
             };
         };
         /** @description Hermes envelope `Request body backlog full.` (code `server_busy`, `Retry-After: 1`): more request bodies are held than `--max-inflight-body-bytes` allows (hardening H5). */
@@ -1334,6 +1418,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1705,6 +1790,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1739,6 +1825,7 @@ export interface operations {
             401: components["responses"]["AdminError"];
             409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1776,6 +1863,7 @@ export interface operations {
             401: components["responses"]["AdminError"];
             409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1813,6 +1901,7 @@ export interface operations {
             401: components["responses"]["AdminError"];
             409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1844,6 +1933,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -1903,6 +1993,7 @@ export interface operations {
             404: components["responses"]["AdminError"];
             409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2014,6 +2105,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2045,6 +2137,7 @@ export interface operations {
             401: components["responses"]["AdminError"];
             404: components["responses"]["HermesError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2081,6 +2174,7 @@ export interface operations {
             404: components["responses"]["HermesError"];
             409: components["responses"]["HermesError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2117,6 +2211,7 @@ export interface operations {
             404: components["responses"]["HermesError"];
             409: components["responses"]["HermesError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2153,6 +2248,7 @@ export interface operations {
             404: components["responses"]["HermesError"];
             409: components["responses"]["HermesError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2180,6 +2276,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2211,6 +2308,7 @@ export interface operations {
             400: components["responses"]["AnyError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2245,6 +2343,7 @@ export interface operations {
             400: components["responses"]["AnyError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2279,6 +2378,7 @@ export interface operations {
             400: components["responses"]["AnyError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
         };
     };
@@ -2310,7 +2410,84 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
+            429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];
+        };
+    };
+    HermesScenariosGet: {
+        parameters: {
+            query?: {
+                /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
+                namespace?: components["parameters"]["NamespaceQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioFile"];
+                };
+            };
+            400: components["responses"]["AdminError"];
+            401: components["responses"]["AdminError"];
+            413: components["responses"]["AdminError"];
+        };
+    };
+    HermesScenariosPut: {
+        parameters: {
+            query?: {
+                /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
+                namespace?: components["parameters"]["NamespaceQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScenarioFile"];
+            };
+        };
+        responses: {
+            /** @description The number of scenarios in the new set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioCount"];
+                };
+            };
+            400: components["responses"]["AnyError"];
+            401: components["responses"]["AdminError"];
+            413: components["responses"]["AdminError"];
+            429: components["responses"]["AdminError"];
+        };
+    };
+    HermesScenariosDelete: {
+        parameters: {
+            query?: {
+                /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
+                namespace?: components["parameters"]["NamespaceQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["StatusOK"];
+            400: components["responses"]["AdminError"];
+            401: components["responses"]["AdminError"];
+            413: components["responses"]["AdminError"];
+            429: components["responses"]["AdminError"];
         };
     };
     StreamGet: {

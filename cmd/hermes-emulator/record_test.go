@@ -14,6 +14,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 // lockedBuffer is a bytes.Buffer safe to read while the command writes it.
@@ -90,6 +91,9 @@ func TestRecordCommand(t *testing.T) {
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if set, err := scenarios.Load(out); err != nil || len(set.Scenarios) != 1 {
+		t.Errorf("the written file does not load: %v", err)
 	}
 	if !strings.Contains(string(data), "# Upstream: platform hermes-agent, hermes@"+emulator.Version+".\n") ||
 		!strings.Contains(string(data), `match: {"input": "^hello$"}`) {

@@ -152,6 +152,13 @@ func TestRecordSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, c.name, []byte(strings.Replace(string(written), r.up.URL(), "http://upstream.test", 1)))
+			if c.opts.Redact {
+				for _, text := range []string{"deploy", "staging", "Deployed", "thinking", "approval denied", "rm -rf", "short"} {
+					if strings.Contains(string(written), text) {
+						t.Errorf("redacted file holds %q", text)
+					}
+				}
+			}
 			if strings.Contains(string(written), "sk-never-stored") {
 				t.Error("the token is in the file")
 			}

@@ -38,6 +38,7 @@ Usage:
   hermes-emulator serve [flags]   start the emulator
   hermes-emulator version         print the version
   hermes-emulator health [--url]  exit 0 when GET /health answers 200 (container health check)
+  hermes-emulator record --upstream URL --out FILE   record a gateway's runs as scenarios (record --help)
   hermes-emulator --help          this text (also: <command> --help)
 
 Flags of serve (environment variable in brackets):
@@ -94,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return version(args[1:], stdout, stderr)
 	case "health":
 		return health(args[1:], stdout, stderr)
+	case "record":
+		return recordCmd(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "hermes-emulator: unknown command %q (try --help)\n", args[0])
 	return 2

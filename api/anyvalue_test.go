@@ -45,3 +45,23 @@ func TestAnyValueAcceptsEveryJSONValue(t *testing.T) {
 		}
 	}
 }
+
+// A deeply nested array costs the validator time in proportion to its size: the run-time AnyValue is
+// kin-openapi's type-less nullable schema, not the document's recursive anyOf, which kin-openapi
+// visits twice per level (2^depth: at depth 64 this test would never end).
+func TestAnyValueDeepNestingIsLinear(t *testing.T) {
+	c := contract(t)
+	deep := strings.Repeat("[", 64) + "null" + strings.Repeat("]", 64)
+	r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/v1/runs/"+id+"/steer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header = hdr()
+	if got := c.RequestIssues("RunSteer", r, map[string]string{"run_id": id}, []byte(`{"input":`+deep+`}`)); got != nil {
+		t.Fatalf("issues %v, want none", got)
+	}
+	rec := strings.Replace(recQueued, `"model":"hermes-agent"`, `"model":`+deep, 1)
+	if err := c.ValidateResponse("RunGet", 200, withJSON(), []byte(rec)); err != nil {
+		t.Fatalf("RunGet 200 with a deep model: %v", err)
+	}
+}

@@ -78,6 +78,7 @@ func parse(spec []byte) (*Contract, error) {
 		return nil, fmt.Errorf("api: invalid openapi.yaml: %w", err)
 	}
 
+	anyValueAtRunTime(doc)
 	common := append(doc.GetSchemaValidationOptions(),
 		openapi3.MultiErrors(), openapi3.SetSchemaErrorMessageCustomizer(schemaErrorMessage))
 	c := &Contract{
@@ -98,6 +99,24 @@ func parse(spec []byte) (*Contract, error) {
 		}
 	}
 	return c, nil
+}
+
+// anyValueAtRunTime gives the run-time validator AnyValue as kin-openapi's
+// "any value, null included" (no type, nullable). The document spells it as an
+// anyOf of every JSON type, recursing into arrays, because that is the form
+// Ajv and Redocly accept; but kin-openapi visits a matched anyOf branch twice,
+// so that form costs 2^depth on a nested array — a CPU attack in one small
+// body. Both forms accept exactly the same values (TestAnyValueAcceptsEveryJSONValue).
+func anyValueAtRunTime(doc *openapi3.T) {
+	if doc.Components == nil {
+		return
+	}
+	ref, ok := doc.Components.Schemas["AnyValue"]
+	if !ok || ref.Value == nil {
+		return
+	}
+	// Every $ref to AnyValue shares this *Schema, so one assignment serves all.
+	*ref.Value = openapi3.Schema{Nullable: true, Description: ref.Value.Description, Extensions: ref.Value.Extensions}
 }
 
 func index(path, method string, item *openapi3.PathItem, op *openapi3.Operation) (*operation, error) {

@@ -22,9 +22,9 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=0.0.0-dev
-RUN CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X github.com/hermes-emulator/hermes-emulator/emulator.Version=${VERSION}" \
-    -o /hermes-emulator ./cmd/hermes-emulator && mkdir /data
+# The release build (make dist → scripts/dist: static, trimmed, version stamped), for this platform only.
+RUN VERSION=${VERSION} TARGETS=linux/$(go env GOARCH) DIST=/dist make dist \
+    && cp /dist/hermes-emulator-linux-$(go env GOARCH) /hermes-emulator && mkdir /data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /hermes-emulator /hermes-emulator

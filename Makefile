@@ -1,5 +1,5 @@
 # One-line wrappers; plain `go generate ./... && go test ./...` works without make.
-.PHONY: help generate test check build run bench reliability fuzz
+.PHONY: help generate test check build run bench reliability fuzz dist clients-test
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -27,3 +27,9 @@ reliability: ## the long reliability suite (real processes, kill -9), then every
 
 fuzz: ## every fuzz target for FUZZTIME (default 10m; FUZZTIME=30s for a short mode)
 	scripts/fuzz
+
+dist: ## release binaries for linux/darwin/windows × amd64/arm64 + SHA256SUMS into dist/ (scripts/dist)
+	scripts/dist
+
+clients-test: ## build the binary and run the Node and Python client suites against it (scripts/clients-test)
+	scripts/clients-test

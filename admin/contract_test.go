@@ -37,7 +37,7 @@ func TestRoutesMatchContract(t *testing.T) {
 			t.Errorf("%s has no summary", op.id)
 		}
 	}
-	if len(c.ops) != 38 || len(c.routes) != 37 { // /health is not under /__admin
+	if len(c.ops) != 41 || len(c.routes) != 40 { // /health is not under /__admin
 		t.Fatalf("%d operations, %d /__admin routes", len(c.ops), len(c.routes))
 	}
 	w := adminDo(a, "GET", "/__admin", "")

@@ -78,6 +78,6 @@ func (a *Admin) HermesRunGet(ec echo.Context, id genadmin.RunID, _ genadmin.Herm
 	o := summaryObj(v.RunSummary).rawBytes("record", v.Record).rawBytes("reservation_keys", strArray(v.ReservationKeys)).
 		rawBytes("approvals", approvals).rawBytes("steers", strArray(v.Steers)).
 		num("events_buffered", float64(v.EventsBuffered)).num("events_delivered", float64(v.EventsDelivered)).
-		boolean("subscriber", v.Subscriber).raw("scenario", "null")
+		boolean("subscriber", v.Subscriber).raw("scenario", scenarioJSON(v.Scenario))
 	return ok200(ec, o.bytes())
 }

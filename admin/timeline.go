@@ -99,7 +99,10 @@ func (a *Admin) BranchCheckout(ec echo.Context, name genadmin.BranchName, _ gena
 // SnapshotCreate is POST /__admin/snapshots (controls §8.7).
 func (a *Admin) SnapshotCreate(ec echo.Context, _ genadmin.SnapshotCreateParams) error {
 	ns := callOf(ec).ns
-	id, records := a.d.GW.Snapshot(ns)
+	id, records, err := a.d.GW.Snapshot(ns)
+	if err != nil {
+		return err
+	}
 	return reply(ec, 201, newObj().str("id", id).str("namespace", ns).num("records", float64(records)).bytes())
 }
 

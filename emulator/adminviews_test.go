@@ -278,6 +278,9 @@ func TestAdminResponsesMatchContract(t *testing.T) {
 		{"POST", "/__admin/hermes/scope", `{"profile":"p","identity":"i"}`}, {"POST", "/__admin/hermes/scope", `{}`},
 		{"POST", "/__admin/hermes/sweep", ""}, {"POST", "/__admin/hermes/restart", `{"owner":"alive"}`},
 		{"POST", "/__admin/hermes/restart", `{"owner":"x"}`},
+		{"PUT", "/__admin/hermes/scenarios", `{"scenarios":[{"name":"s","steps":[{"after":0,"observe":{"status":"running"}}]}]}`},
+		{"PUT", "/__admin/hermes/scenarios", `{"scenarios":[{"name":"s"}]}`}, {"PUT", "/__admin/hermes/scenarios", `{"x":1}`},
+		{"GET", "/__admin/hermes/scenarios", ""}, {"DELETE", "/__admin/hermes/scenarios", ""},
 		{"POST", "/__admin/reset?namespace=c", ""},
 	} {
 		check(c[0], c[1], c[2])

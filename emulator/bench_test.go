@@ -69,9 +69,9 @@ func BenchmarkSubmitReplay(b *testing.B) {
 
 // BenchmarkRetainedPerRun reports the heap each admitted run keeps (the cache
 // layer never sweeps unfinished runs, runs-api §11.2): for a keyless run its
-// slot, its catalog entry and its untouched SSE transport; for a keyed one also
-// its reservation (runs-api §7), with a new key of 22 bytes as scripts/bench
-// sends. Run it with a fixed count, e.g. -benchtime 200000x.
+// cached record and its SSE transport; for a keyed one also its reservation
+// (runs-api §7) and its durable row, with a new key of 22 bytes as
+// scripts/bench sends. Run it with a fixed count, e.g. -benchtime 200000x.
 func BenchmarkRetainedPerRun(b *testing.B) {
 	for _, keyed := range []bool{false, true} {
 		name := map[bool]string{false: "keyless", true: "keyed"}[keyed]

@@ -322,15 +322,15 @@ func TestControlAdminErrors(t *testing.T) {
 // count and the contract itself; each with its operationId and summary.
 func TestControlRouteIndex(t *testing.T) {
 	x := newH(t, emulator.Options{})
-	keys := []string{"DELETE /credentials", "DELETE /faults", "DELETE /metrics", "DELETE /requests", "DELETE /snapshots/:id",
+	keys := []string{"DELETE /credentials", "DELETE /faults", "DELETE /hermes/scenarios", "DELETE /metrics", "DELETE /requests", "DELETE /snapshots/:id",
 		"GET /", "GET /clock", "GET /credentials", "GET /faults", "GET /faults/presets", "GET /hermes/drain",
-		"GET /hermes/runs", "GET /hermes/runs/:id", "GET /metrics",
+		"GET /hermes/runs", "GET /hermes/runs/:id", "GET /hermes/scenarios", "GET /metrics",
 		"GET /namespaces", "GET /openapi.yaml", "GET /requests", "GET /stream", "GET /timeline", "POST /branches/:name", "POST /branches/:name/checkout",
 		"POST /checkpoints", "POST /clock", "POST /faults", "POST /faults/presets/:name", "POST /hermes/drain",
 		"POST /hermes/restart", "POST /hermes/runs/:id/events", "POST /hermes/runs/:id/observe",
 		"POST /hermes/runs/:id/steer/deliver", "POST /hermes/scope", "POST /hermes/sweep", "POST /requests/count", "POST /reset",
-		"POST /snapshots", "POST /snapshots/:id/restore", "PUT /credentials"}
-	if len(keys) != 37 {
+		"POST /snapshots", "POST /snapshots/:id/restore", "PUT /credentials", "PUT /hermes/scenarios"}
+	if len(keys) != 40 {
 		t.Fatalf("%d keys", len(keys))
 	}
 	for _, path := range []string{"/__admin", "/__admin/"} {

@@ -12,7 +12,7 @@
 // the server when the test ends.
 //
 // Two servers in one process never share state: without DBPath each has a
-// private in-memory database. With NoListener there is no socket: serve
+// private in-memory store (no SQLite). With NoListener there is no socket: serve
 // Handler() in-process (httptest.NewRecorder, or your own mux).
 //
 // What a server offers:
@@ -62,6 +62,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -90,6 +91,8 @@ type Options struct {
 	SSESubscribeWait  time.Duration // wait before a missing transport answers 404; 0 = 1s
 	JournalSize       int           // entries kept per namespace; 0 = 1000, negative = journal off
 	MaxCheckpoints    int           // checkpoints kept per namespace; 0 = 1000
+	MaxNamespaces     int           // namespaces that may exist (hardening H3); 0 = 10000
+	SSEBufferBytes    int           // frames held for one SSE stream (hardening H5); 0 = 8 MiB
 
 	// Bounds on what a client can make the server hold (hardening H4, H5).
 	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 = 10s
@@ -100,6 +103,11 @@ type Options struct {
 	// FreezeClock freezes it there (or at the wall clock when ClockStart is 0).
 	ClockStart  float64
 	FreezeClock bool
+
+	// Scenarios is every namespace's default scenario set (serve --scenarios):
+	// matching runs move by themselves on the emulator clock (docs/scenarios.md).
+	// Parse it with scenarios.Parse or scenarios.Load; nil = none.
+	Scenarios *scenarios.Set
 
 	// NoResponseValidation turns off run-time validation of responses against
 	// openapi.yaml (for load tests). Validation is on by default.
@@ -119,7 +127,7 @@ type Options struct {
 // use. Close it when done.
 type Server struct {
 	opts          Options
-	db            *storage.DB
+	db            storage.Store
 	gw            *gateway.Gateway
 	echo          *echo.Echo
 	admin         *admin.Admin
@@ -201,13 +209,21 @@ func New(opts Options) (*Server, error) {
 		}
 	}()
 	hub := admin.NewHub(0)
-	db, err := storage.Open(opts.DBPath)
-	if err != nil {
-		return nil, err
+	var db storage.Store = storage.NewMemory()
+	if opts.DBPath != "" {
+		file, err := storage.Open(opts.DBPath)
+		if err != nil {
+			return nil, err
+		}
+		db = file
 	}
+	metrics := &journal.Metrics{}
 	// The control plane's change stream hears every committed change; a clock
 	// move is published with the clock's new state.
-	var gw *gateway.Gateway
+	var (
+		gw  *gateway.Gateway
+		err error
+	)
 	onChange := func(c gateway.Change) {
 		if c.Kind != "clock" {
 			hub.Change(c)
@@ -217,8 +233,9 @@ func New(opts Options) (*Server, error) {
 	}
 	gw, err = gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
+		MaxNamespaces: opts.MaxNamespaces, SSEBufferBytes: opts.SSEBufferBytes, Logger: log,
 		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
-		OnChange:       onChange})
+		OnChange:       onChange, Scenarios: opts.Scenarios, OnScenarioStep: metrics.ScenarioStep})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -241,7 +258,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{opts: opts, db: db, gw: gw, hub: hub, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
-		metrics: &journal.Metrics{}, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
+		metrics: metrics, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
 		bodies: handlers.NewBodies(opts.MaxBodyBytes, opts.MaxInflightBodyBytes, opts.ReadTimeout)}
 	if opts.NoResponseValidation {
 		close(s.contractReady)

@@ -60,15 +60,11 @@ func BenchmarkCheckpoint(b *testing.B) {
 	}
 }
 
-// benchGateway builds a gateway on a private in-memory database and admits n
+// benchGateway builds a gateway on an in-memory store and admits n
 // runs in namespace "bench"; it returns the first run's id.
 func benchGateway(b *testing.B, n int) (*Gateway, string, string) {
 	b.Helper()
-	db, err := storage.Open("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := storage.NewMemory()
 	g, err := New(db, Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -88,9 +84,10 @@ func benchGateway(b *testing.B, n int) (*Gateway, string, string) {
 			first = a.RunID
 		}
 	}
-	// One row per cached run, one per owner, one per reservation (controls §8.1).
+	// One row per cached run, one per owner, one per reservation, and the
+	// sweep schedule (controls §8.1).
 	cp, cerr := g.CommitCheckpoint(ns, "main")
-	if cerr != nil || cp.Records != 2*n+n/2 {
+	if cerr != nil || cp.Records != 2*n+n/2+1 {
 		b.Fatalf("checkpoint of %d runs: %+v %v", n, cp, cerr)
 	}
 	return g, ns, first
@@ -112,5 +109,37 @@ func benchMutation(b *testing.B, g *Gateway, ns, id string) func(i int) {
 		if _, err := g.Observe(ns, id, bodies[i%2], true); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkKeylessWithSnapshots is hardening H7: a keyless submission (intake,
+// admission and its accepted checkpoint) with 0 and 1000 snapshots pinning
+// old checkpoints of the namespace, at the default --max-checkpoints. The two
+// ns/op must stay within 2× of each other.
+func BenchmarkKeylessWithSnapshots(b *testing.B) {
+	for _, snaps := range []int{0, 1000} {
+		b.Run("snapshots="+strconv.Itoa(snaps), func(b *testing.B) {
+			g, err := New(storage.NewMemory(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { g.Close() })
+			for range snaps {
+				if _, _, err := g.Snapshot("bench"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sub := &runs.Submission{}
+			ok := func() *runs.Error { return nil }
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := g.Intake(Main("bench"), ok); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := g.Admit(Main("bench"), "", "", sub); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

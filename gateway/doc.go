@@ -2,19 +2,55 @@
 // reservations, scope, counters, queues and timeline, the global controlled clock
 // and fault RNG, and the SSE transports.
 //
-// Each namespace branch's state is a State value built from persistent maps, so
-// copying it is a snapshot: a checkpoint costs what changed since the previous
-// one, not the size of the namespace. All changes go through one serialised
-// transaction (tx) that also writes what upstream keeps durable (reservations,
-// counters, scope, clock) to storage in one immediate SQLite transaction.
-//
-// The cache layer keeps every unfinished run for good (runs-api §11.2), so it
-// is kept small: a run as admitted is a slot in an append-only log (4 bytes of
-// time, its class shared with its neighbours), its untouched SSE transport
-// costs nothing (a counter range over those slots), and a catalog maps run ids
-// back to their counters by the hash their token encodes, 4 bytes a run
-// (runtable.go, transport.go).
+// Each namespace branch's state is a State value built from persistent maps
+// (github.com/benbjohnson/immutable), so copying it is a snapshot: a checkpoint
+// costs what changed since the previous one, not the size of the namespace.
+// All changes go through one serialised transaction (tx) that also hands what
+// upstream keeps durable (reservations, counters, scope, clock) to the store
+// (storage.Store: in memory, or SQLite with --db).
 //
 // The rules of the run lifecycle live in package runs; this package applies them
 // to state and never speaks HTTP.
+//
+// Files, their job and their invariants:
+//
+//	gateway.go   Gateway, Options, New; the clock; which namespaces exist.
+//	             A namespace is created only by a change (hardening H3): space
+//	             answers an uncreated one as empty, register creates it, at most
+//	             Options.MaxNamespaces (429 "too many namespaces (max N)").
+//	state.go     State: runs, reservations (by key and by run id), approval and
+//	             steer queues, retention indexes, counters. State.check lists
+//	             and verifies its invariants; the model tests call it each step.
+//	tx.go        the transaction: begin on a copy of a branch's State, commit
+//	             it back, enqueue its durable batch, publish its frames and changes.
+//	mutate.go    the tx mutators and shared lifecycle steps (hydration, the
+//	             sweep tick, retention sweep and prune). Every change goes
+//	             through them, so the batch and the indexes stay in step.
+//	runops.go    the vendor operations (admit, get, stop, approve, steer).
+//	controls.go  the Hermes controls (observe, events, deliver, drain,
+//	             restart, scope, sweep, reset).
+//	timeline.go  checkpoints, branches, checkout, x-mockingbird-at. Committing
+//	             is O(log n) whatever the snapshots and branches (H7): heads and
+//	             pins are counted on the checkpoint, the unprotected ones wait in
+//	             a min-heap by age.
+//	snapshot.go  snapshots: aliases pinning a main checkpoint of one timeline.
+//	transport.go SSE transports: a plain map per branch. A transport's buffered
+//	             bytes never pass Options.SSEBufferBytes (H5): past it the
+//	             stream closes with a WARN and later frames are undelivered.
+//	flush.go     lock/unlockDurable: a change that writes durable batches
+//	             (through storage.Writer, in commit order) waits for them
+//	             with --db, outside the lock.
+//	durable.go   start-up load (a stale restart of every stored namespace),
+//	             rewriting a namespace's durable copy, Close.
+//	disk.go      with --db, the reservations the file held at start-up, read
+//	             on demand. Invariant: a key not yet read has, in the store,
+//	             its start-up row (every key is read before it is written).
+//	change.go    Change and the queue that hands them to Options.OnChange
+//	             outside the lock, in commit order.
+//	view.go      the control plane's read views (Runs, RunView); they read
+//	             main under the lock and create nothing.
+//
+// The invariant checks (State.check, timeline.check) live in check_test.go:
+// they walk everything, and the model tests (state_test.go, disk_test.go,
+// FuzzStateModel) call them after every step.
 package gateway

@@ -10,12 +10,12 @@ import (
 
 func bg() context.Context { return context.Background() }
 
-// load reads what the store holds and performs a stale restart of every
-// namespace found (runs-api §10.4): reservations come back with owners
-// local:false, alive:false; counters and scope continue; the sweep schedule
-// starts at now + 60 s; the clock state is restored.
+// load reads the namespace rows and the clock and performs a stale restart of
+// every namespace found (runs-api §10.4): reservations come back, when first
+// read, with owners local:false, alive:false; counters and scope continue;
+// the sweep schedule starts at now + 60 s; the clock state is restored.
 func (g *Gateway) load() error {
-	spaces, reservations, clock, err := g.db.Load(bg())
+	spaces, clock, err := g.db.LoadMeta(bg())
 	if err != nil {
 		return fmt.Errorf("gateway: load: %w", err)
 	}
@@ -24,46 +24,49 @@ func (g *Gateway) load() error {
 	}
 	now := g.nowS()
 	for _, m := range spaces {
+		// The stale restart (runs-api §10.4) makes every stored owner
+		// local:false, alive:false: the rows are read that way (diskRow), so
+		// nothing is rewritten here, and none is read until asked for.
+		count, err := g.db.CountReservations(bg(), m.Name)
+		if err != nil {
+			return fmt.Errorf("gateway: load: %w", err)
+		}
 		st := newState()
 		st.runCounter, st.approvalCounter = m.RunCounter, m.ApprovalCounter
 		st.scopeProfile, st.scopeIdentity = m.ScopeProfile, m.ScopeIdentity
-		st.nextSweep, st.hasSweep = now+60, true
-		g.spaces[m.Name] = &namespace{name: m.Name, branches: map[string]*branchState{"main": {st: st}},
-			durRuns: m.RunCounter, durApprovals: m.ApprovalCounter}
-	}
-	for _, r := range reservations {
-		ns := g.spaces[r.Namespace]
-		if ns == nil {
-			continue
+		st.nextSweep, st.hasSweep = now+runs.SweepTick, true
+		if count > 0 {
+			st.disk, st.nRes = newDiskRows(g.db, m.Name), count
 		}
-		rec, err := runs.ParseStored(r.Record)
-		if err != nil || rec.Kind != runs.Object {
-			return fmt.Errorf("gateway: load: reservation %s of %s: record does not parse", r.RunID, r.Namespace)
-		}
-		bs := ns.branches["main"]
-		bs.st.putRes(g.cat, &Reservation{Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID, N: r.RunN,
-			Owner:  Owner{Scope: r.OwnerScope, Keyed: r.Keyed},
-			Record: r.Record, Status: runs.RecordStatus(rec.Obj), UpdatedAt: r.UpdatedAt})
-	}
-	for name := range g.spaces {
-		if err := g.db.Apply(bg(), storage.Batch{Namespace: name, SetOwners: &storage.OwnerUpdate{}}); err != nil {
-			return fmt.Errorf("gateway: load: %w", err)
-		}
+		ns := newNamespace(m.Name)
+		ns.branches["main"].st = st
+		ns.durRuns, ns.durApprovals = m.RunCounter, m.ApprovalCounter
+		g.spaces[m.Name] = ns
 	}
 	return nil
 }
 
+// reservationOf is the Reservation of a stored row.
+func reservationOf(r storage.Reservation) (*Reservation, error) {
+	rec, err := runs.ParseStored(r.Record)
+	if err != nil || rec.Kind != runs.Object {
+		return nil, fmt.Errorf("gateway: load: reservation %s of %s: record does not parse", r.RunID, r.Namespace)
+	}
+	return &Reservation{Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID, N: r.RunN,
+		Owner:  Owner{Scope: r.OwnerScope, Keyed: r.Keyed, Local: r.Local, Alive: r.Alive},
+		Record: r.Record, Status: runs.RecordStatus(rec.Obj), UpdatedAt: r.UpdatedAt}, nil
+}
+
 // rewriteDurable makes the store's copy of ns equal st (checkout of main).
 // Callers hold g.mu.
-func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
+func (g *Gateway) rewriteDurable(ns string, st State) {
 	b := storage.Batch{Namespace: ns, Clear: true, Meta: &storage.Namespace{Name: ns, RunCounter: st.runCounter,
 		ApprovalCounter: st.approvalCounter, ScopeProfile: st.scopeProfile, ScopeIdentity: st.scopeIdentity}}
-	st.res.each(g.cat, func(r *Reservation) { b.Upsert = append(b.Upsert, r.row(ns)) })
-	g.q.enqueue(b)
+	st.eachRes(func(r *Reservation) { b.Upsert = append(b.Upsert, r.row(ns)) })
+	g.q.Enqueue(b)
 	if space := g.spaces[ns]; space != nil {
 		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter
 	}
-	return nil
 }
 
 // Close writes the exact counters of every namespace to the store, so that a
@@ -71,9 +74,13 @@ func (g *Gateway) rewriteDurable(ns string, st State) *runs.Error {
 // reserved high-water marks guarantee ids still never repeat. Call it once
 // requests have stopped, before closing the store.
 func (g *Gateway) Close() error {
+	g.auto.runner.Close() // before the lock: a tick in progress takes it
+	if g.changes != nil {
+		g.changes.close() // outside the lock: a listener may read the gateway
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.q.close()
+	g.q.Close()
 	for name, space := range g.spaces {
 		st := space.branches["main"].st
 		if st.runCounter == space.durRuns && st.approvalCounter == space.durApprovals {

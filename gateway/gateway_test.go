@@ -3,22 +3,48 @@ package gateway
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
-func newTestGateway(t *testing.T, path string) (*Gateway, *storage.DB) {
+// openStore opens a file store at path, or a memory one for "".
+func openStore(t testing.TB, path string) storage.Store {
 	t.Helper()
+	if path == "" {
+		return storage.NewMemory()
+	}
 	db, err := storage.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+// loadAll reads everything the store holds.
+func loadAll(t testing.TB, db storage.Store) ([]storage.Namespace, []storage.Reservation) {
+	t.Helper()
+	spaces, _, err := db.LoadMeta(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []storage.Reservation
+	for _, ns := range spaces {
+		rs, err := db.Reservations(context.Background(), ns.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, rs...)
+	}
+	return spaces, res
+}
+
+func newTestGateway(t *testing.T, path string) (*Gateway, storage.Store) {
+	t.Helper()
+	db := openStore(t, path)
 	g, err := New(db, Options{Wall: func() float64 { return 1700000000000 }})
 	if err != nil {
 		t.Fatal(err)
@@ -54,11 +80,7 @@ func admitAt(t *testing.T, g *Gateway, wall *float64, ns string, sec float64) tk
 
 func newClockGateway(t *testing.T) (*Gateway, *float64) {
 	t.Helper()
-	db, err := storage.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storage.NewMemory()
 	wall := new(float64)
 	g, err := New(db, Options{Wall: func() float64 { return *wall }})
 	if err != nil {
@@ -69,9 +91,8 @@ func newClockGateway(t *testing.T) (*Gateway, *float64) {
 }
 
 // Transports expire at a sweep more than 300 s after creation, unsubscribed
-// only; admissions out of clock order are still found (runs-api §11.2).
-// Untouched transports cost nothing but their counter range; touching one
-// makes its *transport, destroying one leaves it gone.
+// only, whatever the order of their creation times (runs-api §11.2); one
+// destroyed stays gone.
 func TestExpireTransports(t *testing.T) {
 	g, wall := newClockGateway(t)
 	keys := map[string]tkey{}
@@ -81,13 +102,12 @@ func TestExpireTransports(t *testing.T) {
 	}{{"a", 100}, {"b", 200}, {"c", 50}, {"d", 400}, {"e", 450}} {
 		keys[c.run] = admitAt(t, g, wall, "ns", c.created)
 	}
-	b := g.transports[bkey{"ns", "main"}]
-	if len(b.m) != 0 || b.next-b.head != 5 || !b.unsorted {
-		t.Fatalf("after opening: %d touched, %d in range, unsorted %v", len(b.m), b.next-b.head, b.unsorted)
+	if n := len(g.transports[bkey{"ns", "main"}]); n != 5 {
+		t.Fatalf("after opening: %d transports", n)
 	}
 	g.transport(keys["b"]).subs = 1
 	g.deliver(keys["e"], []byte("data: x\n\n"))
-	if tr := g.transport(keys["e"]); tr == nil || len(tr.frames) != 1 || tr.created != 450 {
+	if tr := g.transport(keys["e"]); tr == nil || len(tr.frames) != 1 || tr.created != 450 || tr.bytes != 9 {
 		t.Fatalf("e after a frame = %+v", tr)
 	}
 	g.expireTransports("ns", "main", 500) // 500-100 > 300 and 500-50 > 300; b is subscribed
@@ -100,16 +120,49 @@ func TestExpireTransports(t *testing.T) {
 	if g.transport(keys["d"]) == nil || g.transport(keys["b"]) == nil {
 		t.Error("d expired at exactly 300 s, or b under its subscriber")
 	}
-	g.removeTransport(keys["d"], g.transport(keys["d"])) // a subscriber left: destroyed, not made again
+	g.removeTransport(keys["d"], g.transport(keys["d"])) // a subscriber left: destroyed
 	if g.transport(keys["d"]) != nil {
 		t.Error("d exists after its removal")
 	}
 	if g.transport(tkey{"ns", "main", runs.RunID(runs.StorageNS("ns"), 6)}) != nil || g.transport(tkey{"ns", "main", "run_x"}) != nil {
 		t.Error("a transport for a run never admitted")
 	}
+	if err := g.checkTransports(); err != nil {
+		t.Fatal(err)
+	}
 	g.expireTransports("ns", "main", 1000)
-	if b.head != b.next || b.unsorted || len(b.gone) != 0 || len(b.m) != 1 || b.m[keys["b"].run] == nil {
-		t.Errorf("after all expired: %d in range (unsorted %v, gone %v), touched %v", b.next-b.head, b.unsorted, b.gone, b.m)
+	if m := g.transports[bkey{"ns", "main"}]; len(m) != 1 || m[keys["b"].run] == nil {
+		t.Errorf("after all expired: %v", m)
+	}
+}
+
+// A run with a counter beyond 32 bits is a run like any other: found, and its
+// transport expires (review finding 3 of the compact layout; runs-api §11.2).
+func TestLargeCounter(t *testing.T) {
+	g, wall := newClockGateway(t)
+	*wall = 1700000000000
+	g.mu.Lock()
+	g.spaces["default"] = newNamespace("default")
+	g.spaces["default"].branches["main"].st.runCounter = 1 << 32
+	g.mu.Unlock()
+	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.RunID != runs.RunID("hermes", 1<<32+1) {
+		t.Fatalf("run id %s", a.RunID)
+	}
+	if _, err := g.Get(Main("default"), a.RunID); err != nil {
+		t.Fatalf("Get(run 2^32+1) = %v", err)
+	}
+	k := tkey{"default", "main", a.RunID}
+	g.expireTransports("default", "main", 1700000000+300)
+	if g.transport(k) == nil {
+		t.Fatal("expired at exactly 300 s")
+	}
+	g.expireTransports("default", "main", 1700000000+300.5)
+	if g.transport(k) != nil {
+		t.Fatal("still there after 300.5 s")
 	}
 }
 
@@ -124,15 +177,15 @@ func TestCounterBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g.q.wait(0, g.q.last())
-	spaces, _, _, err := db.Load(context.Background())
-	if err != nil || len(spaces) != 1 || spaces[0].RunCounter != 1+counterBlock {
-		t.Fatalf("while running: %+v %v", spaces, err)
+	g.q.Wait(0, g.q.Last())
+	spaces, _ := loadAll(t, db)
+	if len(spaces) != 1 || spaces[0].RunCounter != 1+counterBlock {
+		t.Fatalf("while running: %+v", spaces)
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	spaces, _, _, _ = db.Load(context.Background())
+	spaces, _ = loadAll(t, db)
 	if spaces[0].RunCounter != 3 {
 		t.Fatalf("after Close: %+v", spaces)
 	}
@@ -140,7 +193,7 @@ func TestCounterBlocks(t *testing.T) {
 }
 
 // A failed write answers 500 to the request that made it, not to later ones,
-// and the next transaction rewrites the store from memory (flusher, repair).
+// and the next transaction rewrites the store from memory (storage.Writer, repair).
 func TestFlushFailureAndRepair(t *testing.T) {
 	path := t.TempDir() + "/g.db"
 	db, err := storage.Open(path)
@@ -177,124 +230,10 @@ func TestFlushFailureAndRepair(t *testing.T) {
 	if _, err := g.Admit(Main("default"), "", "", sub); err != nil {
 		t.Fatalf("the next request got the earlier failure: %v", err)
 	}
-	g.q.wait(0, g.q.last())
-	spaces, res, _, err := db.Load(context.Background())
-	if err != nil || len(res) != 1 || res[0].Key != "k" || spaces[0].RunCounter < 2 {
-		t.Fatalf("store not repaired: %+v %+v %v", spaces, res, err)
-	}
-}
-
-// Many transports cost their range only; a clock set backwards behind a
-// destroyed transport still makes expiry scan the range (runs-api §11.2).
-func TestTransportRange(t *testing.T) {
-	g, wall := newClockGateway(t)
-	var keys []tkey
-	for i := range 10000 {
-		keys = append(keys, admitAt(t, g, wall, "r", float64(1000+i)))
-	}
-	b := g.transports[bkey{"r", "main"}]
-	if b.unsorted || len(b.m) != 0 || b.next-b.head != 10000 {
-		t.Fatalf("unsorted %v, %d touched, %d in range", b.unsorted, len(b.m), b.next-b.head)
-	}
-	g.expireTransports("r", "main", 1000+4999+300.5) // 0 … 4999 expire
-	if b.next-b.head != 5000 || g.transport(keys[4999]) != nil || g.transport(keys[5000]) == nil {
-		t.Fatalf("after expiry: %d in range", b.next-b.head)
-	}
-
-	// 100, 500, 600 (destroyed), 150: at 460, 100 and 150 expire and 500 stays.
-	g.destroyTransports("r", "main", true)
-	k100, k500, k600, k150 := admitAt(t, g, wall, "r", 100), admitAt(t, g, wall, "r", 500), admitAt(t, g, wall, "r", 600), admitAt(t, g, wall, "r", 150)
-	g.removeTransport(k600, g.transport(k600))
-	g.expireTransports("r", "main", 460)
-	for k, want := range map[tkey]bool{k100: false, k500: true, k600: false, k150: false} {
-		if got := g.transport(k) != nil; got != want {
-			t.Errorf("transport %v exists = %v, want %v", k, got, want)
-		}
-	}
-}
-
-// A run the catalog cannot hold (a counter beyond 32 bits) keeps a transport
-// outside the counter range, which still expires (review finding 3;
-// runs-api §11.2).
-func TestTransportOutsideCatalogExpires(t *testing.T) {
-	g, wall := newClockGateway(t)
-	*wall = 1700000000000
-	g.mu.Lock()
-	g.space("default").branches["main"].st.runCounter = 1 << 32
-	g.mu.Unlock()
-	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := tkey{"default", "main", a.RunID}
-	if tr := g.transport(k); tr == nil || !tr.alone {
-		t.Fatalf("transport of run 2^32+1 = %+v", tr)
-	}
-	if _, err := g.Get(Main("default"), a.RunID); err != nil {
-		t.Fatalf("Get(run 2^32+1) = %v", err)
-	}
-	g.expireTransports("default", "main", 1700000000+300)
-	if g.transport(k) == nil {
-		t.Fatal("expired at exactly 300 s")
-	}
-	g.expireTransports("default", "main", 1700000000+300.5)
-	if g.transport(k) != nil {
-		t.Fatal("still there after 300.5 s")
-	}
-}
-
-// In memory no request waits for the mirror unless more than maxBehind batches
-// wait to be written.
-func TestFlusherBehind(t *testing.T) {
-	for _, c := range []struct {
-		enq, done uint64
-		want      bool
-	}{{0, 0, false}, {maxBehind, 0, false}, {maxBehind + 1, 0, true}, {maxBehind + 10, 10, false}, {maxBehind + 11, 10, true}} {
-		f := &flusher{enq: c.enq, done: c.done}
-		if got := f.behind(); got != c.want {
-			t.Errorf("enq %d done %d: behind = %v, want %v", c.enq, c.done, got, c.want)
-		}
-	}
-}
-
-// In memory the flusher lets batches gather (gatherInMemory) before each
-// transaction: over a stretch of T, at most T/gather + 1 transactions begin,
-// however many batches come (without gathering, 200 batches ~1 ms apart took
-// 199); with a file nothing waits.
-func TestFlusherGathersInMemory(t *testing.T) {
-	for _, path := range []string{"", filepath.Join(t.TempDir(), "db.sqlite")} {
-		db, err := storage.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := newFlusher(db, nil)
-		if want := map[bool]time.Duration{true: gatherInMemory, false: 0}[path == ""]; f.gather != want {
-			t.Errorf("db %q: gather = %v, want %v", path, f.gather, want)
-		}
-		if path != "" {
-			f.close()
-			db.Close()
-			continue
-		}
-		start := time.Now()
-		for i := range 200 {
-			time.Sleep(50 * time.Microsecond)
-			f.enqueue(storage.Batch{Namespace: "default", Upsert: []storage.Reservation{{Scope: "s", Key: fmt.Sprint("k", i),
-				Fingerprint: "fp", RunID: fmt.Sprint("run_", i), RunN: int64(i + 1), OwnerScope: "s", Keyed: true, Record: []byte("{}"), UpdatedAt: 1}}})
-		}
-		elapsed := time.Since(start)
-		f.mu.Lock()
-		writes := f.writes
-		f.mu.Unlock()
-		f.close()
-		if limit := int(elapsed/gatherInMemory) + 1; writes > limit {
-			t.Errorf("200 batches in %v written in %d transactions, want at most %d", elapsed, writes, limit)
-		}
-		_, rs, _, err := db.Load(context.Background())
-		if err != nil || len(rs) != 200 {
-			t.Errorf("Load: %d reservations, %v; want 200", len(rs), err)
-		}
-		db.Close()
+	g.q.Wait(0, g.q.Last())
+	spaces, res := loadAll(t, db)
+	if len(res) != 1 || res[0].Key != "k" || spaces[0].RunCounter < 2 {
+		t.Fatalf("store not repaired: %+v %+v", spaces, res)
 	}
 }
 
@@ -306,7 +245,7 @@ func TestRealRestartKeepsTheNewestRunOfAnID(t *testing.T) {
 	n1, n2 := collidingCounters()
 	path := filepath.Join(t.TempDir(), "db.sqlite")
 	wall := 1700000000000.0
-	open := func() (*Gateway, *storage.DB) {
+	open := func() (*Gateway, storage.Store) {
 		db, err := storage.Open(path)
 		if err != nil {
 			t.Fatal(err)
@@ -320,7 +259,8 @@ func TestRealRestartKeepsTheNewestRunOfAnID(t *testing.T) {
 	g, db := open()
 	setCounter := func(n int64) {
 		g.mu.Lock()
-		g.space("default").branches["main"].st.runCounter = n
+		ns, _ := g.create("default")
+		ns.branches["main"].st.runCounter = n
 		g.mu.Unlock()
 	}
 	setCounter(n1 - 1)
@@ -365,7 +305,8 @@ func TestReplayOfAShadowedRun(t *testing.T) {
 	defer g.Close()
 	setCounter := func(n int64) {
 		g.mu.Lock()
-		g.space("default").branches["main"].st.runCounter = n
+		ns, _ := g.create("default")
+		ns.branches["main"].st.runCounter = n
 		g.mu.Unlock()
 	}
 	sub := &runs.Submission{}
@@ -390,8 +331,7 @@ func TestReplayOfAShadowedRun(t *testing.T) {
 	}
 }
 
-// The flusher renders the durable record of a plain keyed admission (the row
-// leaves the gateway without it): the store holds the sorted admission record.
+// A keyed admission stores the sorted admission record as its durable copy.
 func TestPlainReservationRecordIsStored(t *testing.T) {
 	g, db := newTestGateway(t, filepath.Join(t.TempDir(), "db.sqlite"))
 	defer db.Close()
@@ -400,13 +340,24 @@ func TestPlainReservationRecordIsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, res, _, lerr := db.Load(context.Background())
-	if lerr != nil || len(res) != 1 {
-		t.Fatalf("load: %+v %v", res, lerr)
+	g.q.Wait(0, g.q.Last())
+	_, res := loadAll(t, db)
+	if len(res) != 1 {
+		t.Fatalf("load: %+v", res)
 	}
 	want := `{"created_at":1700000000.0,"model":"hermes-agent","object":"hermes.run","run_id":"` + a.RunID +
 		`","session_id":"` + a.RunID + `","status":"queued","updated_at":1700000000.0}`
 	if string(res[0].Record) != want || res[0].RunN != 1 {
 		t.Fatalf("stored record %s (run %d), want %s (run 1)", res[0].Record, res[0].RunN, want)
 	}
+}
+
+// collidingCounters are two counters of storage namespace "hermes" whose run
+// ids are one string (runs-api §12.1: ids are a 32-bit hash of the counter).
+func collidingCounters() (n1, n2 int64) {
+	n1, n2 = 139463, 1002500
+	if runs.RunID("hermes", n1) != runs.RunID("hermes", n2) {
+		panic("counters do not collide")
+	}
+	return n1, n2
 }

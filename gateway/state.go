@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/benbjohnson/immutable"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -20,19 +22,18 @@ type Owner struct {
 }
 
 // Cached is one run in the cache layer. Record is the vendor JSON rendering of
-// the run record in its current key order; Status and UpdatedAt are kept beside
-// it so retention and capacity never parse records.
+// the run record in its current key order; Status, CreatedAt and UpdatedAt are
+// kept beside it so retention, capacity and listings never parse records.
 type Cached struct {
 	Record    []byte
 	Status    string
+	CreatedAt float64
 	UpdatedAt float64
 	Owner     Owner
 }
 
-// Reservation is the durable row of a keyed submission (runs-api §7).
-// Record is the durable copy of the run record, keys sorted at every level;
-// nil while it is the admission record of a plain run (queued, default session
-// and model, UpdatedAt its creation time), which durable renders.
+// Reservation is the durable row of a keyed submission (runs-api §7). Record
+// is the durable copy of the run record, keys sorted at every level.
 type Reservation struct {
 	Scope, Key  string
 	Fingerprint string
@@ -44,22 +45,7 @@ type Reservation struct {
 	UpdatedAt   float64
 }
 
-// durable is the durable record copy.
-func (r *Reservation) durable() []byte {
-	if r.Record != nil {
-		return r.Record
-	}
-	return plainRecord(r.RunID, r.UpdatedAt)
-}
-
-// plainRecord is the durable copy of the admission record of a plain run.
-func plainRecord(id string, at float64) []byte {
-	return runs.AppendPlainRecord(make([]byte, 0, 240), id, at, true)
-}
-
-// row is r as the store keeps it in namespace ns. The record of a plain
-// reservation is left nil: the flusher renders it (renderPlain), off the
-// gateway lock.
+// row is r as the store keeps it in namespace ns.
 func (r *Reservation) row(ns string) storage.Reservation {
 	return storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint,
 		RunID: r.RunID, RunN: r.N, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local,
@@ -86,11 +72,20 @@ func (agedComparer) Compare(a, b aged) int {
 // State is one namespace's state on one branch (controls §8.8, "restored").
 // It is a value: copying it is an O(1) snapshot because every collection is a
 // persistent map. Never change a map in place; every mutator returns a new map.
+//
+// Invariants (check): sweepable holds exactly the cached runs that are
+// completed, failed or cancelled, by UpdatedAt; prunable exactly the terminal
+// reservations, by UpdatedAt; byRun lists, for every run id, the keys of the
+// reservations of that id ordered by N; live counts the unfinished local
+// runs; nApprovals and nSteers count the queued entries; without disk, nRes
+// is the number of reservations in res.
 type State struct {
-	runs      runTable
-	res       resTable
-	approvals *immutable.Map[string, []*runs.Obj] // run id → pending approval events (FIFO)
-	steers    *immutable.Map[string, []string]    // run id → queued steer texts
+	runs      *immutable.Map[string, *Cached]          // run id → cached run
+	res       *immutable.Map[string, *Reservation]     // resKey(scope, key) → reservation
+	byRun     *immutable.Map[string, []string]         // run id → resKeys of its reservations, by N
+	approvals *immutable.Map[string, []*runs.Obj]      // run id → pending approval events (FIFO)
+	steers    *immutable.Map[string, []string]         // run id → queued steer texts
+	cursors   *immutable.Map[string, scenarios.Cursor] // run id → its scenario position (main only; docs/scenarios.md §5)
 
 	sweepable *immutable.SortedMap[aged, struct{}] // cached completed/failed/cancelled runs by updated_at
 	prunable  *immutable.SortedMap[aged, struct{}] // terminal reservations by durable updatedAt
@@ -104,22 +99,31 @@ type State struct {
 	live       int // unfinished runs with a local owner (capacity, runs-api §14.1)
 	nApprovals int
 	nSteers    int
+	nRes       int // reservations seen: in res, and on disk unless masked
+
+	// disk, when set, holds the reservations the store had at start-up
+	// (disk.go); masked are the keys of those this State changed or removed.
+	disk   *diskRows
+	masked *immutable.Map[string, struct{}]
 }
 
 func newState() State {
 	return State{
-		runs:      newRunTable(),
-		res:       newResTable(),
+		runs:      immutable.NewMap[string, *Cached](nil),
+		res:       immutable.NewMap[string, *Reservation](nil),
+		byRun:     immutable.NewMap[string, []string](nil),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
 		steers:    immutable.NewMap[string, []string](nil),
+		cursors:   immutable.NewMap[string, scenarios.Cursor](nil),
 		sweepable: immutable.NewSortedMap[aged, struct{}](agedComparer{}),
 		prunable:  immutable.NewSortedMap[aged, struct{}](agedComparer{}),
 	}
 }
 
-// Records is the number of state rows a checkpoint captures (controls §8.1).
+// Records is the number of state rows a checkpoint captures (controls §8.1):
+// a run and its owner count two.
 func (s *State) Records() int {
-	n := 2*s.runs.len + s.res.len + s.nApprovals + s.nSteers
+	n := 2*s.runs.Len() + s.nRes + s.nApprovals + s.nSteers
 	if s.scopeProfile != "" {
 		n++
 	}
@@ -138,25 +142,12 @@ func isSweepable(status string) bool {
 	return status == runs.Completed || status == runs.Failed || status == runs.Cancelled
 }
 
-func (s *State) putRun(cat *catalog, id string, c *Cached) {
-	old, _ := s.runs.get(cat, id)
+func (s *State) getRun(id string) (*Cached, bool) { return s.runs.Get(id) }
+
+func (s *State) putRun(id string, c *Cached) {
+	old, _ := s.runs.Get(id)
 	s.unindexRun(id, old)
-	s.runs.put(cat, id, c)
-	s.indexRun(id, c)
-}
-
-// admitRun stores the n-th run, admitted (queued) at at; nsI is the catalog
-// index of its storage namespace (0: none). plain tells that its record has
-// the default session and model; record builds it when it must be rendered.
-func (s *State) admitRun(cat *catalog, id string, nsI uint32, n int64, at float64, plain bool, owner Owner, record func() *runs.Obj) {
-	if s.runs.admit(cat, id, nsI, n, at, owner, plain) {
-		s.indexRun(id, &Cached{Status: runs.Queued, UpdatedAt: at, Owner: owner})
-		return
-	}
-	s.putRun(cat, id, &Cached{Record: encode(record()), Status: runs.Queued, UpdatedAt: at, Owner: owner})
-}
-
-func (s *State) indexRun(id string, c *Cached) {
+	s.runs = s.runs.Set(id, c)
 	if isLive(c) {
 		s.live++
 	}
@@ -165,13 +156,13 @@ func (s *State) indexRun(id string, c *Cached) {
 	}
 }
 
-func (s *State) delRun(cat *catalog, id string) {
-	old, ok := s.runs.get(cat, id)
+func (s *State) delRun(id string) {
+	old, ok := s.runs.Get(id)
 	if !ok {
 		return
 	}
 	s.unindexRun(id, old)
-	s.runs.del(cat, id)
+	s.runs = s.runs.Delete(id)
 }
 
 func (s *State) unindexRun(id string, old *Cached) {
@@ -186,26 +177,84 @@ func (s *State) unindexRun(id string, old *Cached) {
 	}
 }
 
-func (s *State) putRes(cat *catalog, r *Reservation) {
-	k := resKey(r.Scope, r.Key)
-	if old, ok := s.res.get(cat, r.Scope, r.Key); ok && runs.IsTerminal(old.Status) {
-		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
+// getRes returns the reservation of (scope, key).
+func (s *State) getRes(scope, key string) (*Reservation, bool) {
+	k := resKey(scope, key)
+	if r, ok := s.res.Get(k); ok {
+		return r, true
 	}
-	s.res.put(cat, r)
+	if s.disk != nil && !s.isMasked(k) {
+		if r := s.disk.get(scope, key); r != nil {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// resOfRun returns the reservation of run id: of two runs sharing the id
+// (runs-api §12.1), the newer one's.
+func (s *State) resOfRun(id string) (*Reservation, bool) {
+	var best *Reservation
+	if ks, ok := s.byRun.Get(id); ok {
+		best, _ = s.res.Get(ks[len(ks)-1])
+	}
+	if s.disk != nil {
+		if r := s.diskOfRun(id); r != nil && (best == nil || r.N > best.N) {
+			best = r
+		}
+	}
+	return best, best != nil
+}
+
+// putRes stores r, replacing the reservation of its (scope, key).
+func (s *State) putRes(r *Reservation) {
+	s.delRes(r.Scope, r.Key)
+	s.addRes(resKey(r.Scope, r.Key), r)
+	s.nRes++
+}
+
+// addRes puts r under k into the maps and indexes; k holds nothing.
+func (s *State) addRes(k string, r *Reservation) {
+	ks, _ := s.byRun.Get(r.RunID)
+	i, _ := slices.BinarySearchFunc(ks, r.N, func(k string, n int64) int {
+		o, _ := s.res.Get(k)
+		return cmp.Compare(o.N, n)
+	})
+	s.byRun = s.byRun.Set(r.RunID, slices.Insert(slices.Clone(ks), i, k))
+	s.res = s.res.Set(k, r)
 	if runs.IsTerminal(r.Status) {
 		s.prunable = s.prunable.Set(aged{r.UpdatedAt, k}, struct{}{})
 	}
 }
 
-func (s *State) delRes(cat *catalog, scope, key string) {
-	old, ok := s.res.get(cat, scope, key)
+// delRes removes the reservation of (scope, key), if any.
+func (s *State) delRes(scope, key string) {
+	k := resKey(scope, key)
+	if s.disk != nil && !s.isMasked(k) {
+		// The start-up row is read before its key is first written (disk.go).
+		if s.disk.get(scope, key) != nil {
+			s.nRes--
+		}
+		if s.masked == nil {
+			s.masked = immutable.NewMap[string, struct{}](nil)
+		}
+		s.masked = s.masked.Set(k, struct{}{})
+	}
+	old, ok := s.res.Get(k)
 	if !ok {
 		return
 	}
+	s.nRes--
 	if runs.IsTerminal(old.Status) {
-		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, resKey(scope, key)})
+		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
 	}
-	s.res.del(cat, scope, key)
+	s.res = s.res.Delete(k)
+	ks, _ := s.byRun.Get(old.RunID)
+	if ks = slices.DeleteFunc(slices.Clone(ks), func(s string) bool { return s == k }); len(ks) == 0 {
+		s.byRun = s.byRun.Delete(old.RunID)
+	} else {
+		s.byRun = s.byRun.Set(old.RunID, ks)
+	}
 }
 
 func (s *State) setApprovals(id string, q []*runs.Obj) {
@@ -226,4 +275,14 @@ func (s *State) setSteers(id string, q []string) {
 		return
 	}
 	s.steers = s.steers.Set(id, q)
+}
+
+// eachRes calls f with every reservation; s is flattened first (disk.go).
+func (s *State) eachRes(f func(r *Reservation)) {
+	s.flatten()
+	it := s.res.Iterator()
+	for !it.Done() {
+		_, r, _ := it.Next()
+		f(r)
+	}
 }

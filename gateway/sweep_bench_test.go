@@ -9,15 +9,11 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
-// benchGateway returns a gateway on a private in-memory database with n keyless
+// benchGateway returns a gateway on an in-memory store with n keyless
 // queued runs admitted in namespace "bench", and their ids.
 func benchGateway(b *testing.B, n int) (*gateway.Gateway, []string) {
 	b.Helper()
-	db, err := storage.Open("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := storage.NewMemory()
 	g, err := gateway.New(db, gateway.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -67,7 +63,7 @@ func BenchmarkSweep(b *testing.B) {
 			if _, cerr := g.SetClockJSON([]byte(`{"advance":"2h"}`)); cerr != nil {
 				b.Fatal(cerr)
 			}
-			snap, _ := g.Snapshot("bench")
+			snap, _, _ := g.Snapshot("bench")
 			for b.Loop() {
 				b.StopTimer()
 				if rerr := g.RestoreSnapshot("bench", snap); rerr != nil {

@@ -1,8 +1,8 @@
 package gateway
 
 import (
+	"container/heap"
 	"sort"
-	"strconv"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
@@ -10,21 +10,52 @@ import (
 // The timeline (controls.md §8): one per namespace, a DAG of checkpoints with
 // named branch heads. A checkpoint holds a State value (an O(1) snapshot), the
 // global clock and the fault RNG.
+//
+// Committing a checkpoint is O(log n) whatever the number of snapshots and
+// branches (hardening H7): a checkpoint counts the branches whose head it is
+// and the snapshots pinning it, and the unprotected ones wait in a min-heap by
+// age, so retention evicts the oldest without scanning past protected ones.
 
 type checkpoint struct {
 	id, branch, parent string
+	seq                int64
 	at                 float64 // clock ms at commit
 	st                 State
 	clock              runs.Clock
 	rng                runs.RNG
 	records            int
+	heads, pins        int  // branches whose head it is; snapshots pinning it
+	gone               bool // evicted
 }
 
+func (c *checkpoint) protected() bool { return c.heads > 0 || c.pins > 0 }
+
+// timeline invariants (check): cps holds exactly the retained checkpoints;
+// order lists them in creation order among evicted ones (gone) that a
+// compaction removes; every retained unprotected checkpoint is in free;
+// heads[b] is retained and counted in its heads.
 type timeline struct {
 	seq   int64
 	cps   map[string]*checkpoint
-	order []string          // retained checkpoints in creation order
+	order []*checkpoint     // creation order, evicted ones included until compacted
 	heads map[string]string // branch → head checkpoint id
+	free  ageHeap           // unprotected checkpoints, oldest first (stale entries skipped)
+	seen  int               // checkpoints retention examined (the work of H7, for tests)
+}
+
+// ageHeap is a min-heap of checkpoints by seq.
+type ageHeap []*checkpoint
+
+func (h ageHeap) Len() int           { return len(h) }
+func (h ageHeap) Less(i, j int) bool { return h[i].seq < h[j].seq }
+func (h ageHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *ageHeap) Push(x any)        { *h = append(*h, x.(*checkpoint)) }
+func (h *ageHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return c
 }
 
 // Checkpoint describes one checkpoint (POST /__admin/checkpoints, GET /__admin/timeline).
@@ -48,60 +79,84 @@ func (g *Gateway) tl(ns *namespace) *timeline {
 	return ns.tl
 }
 
+// setHead points branch at c.
+func (t *timeline) setHead(branch string, c *checkpoint) {
+	if old := t.cps[t.heads[branch]]; old != nil {
+		old.heads--
+		t.release(old)
+	}
+	c.heads++
+	t.heads[branch] = c.id
+}
+
+// release queues c for eviction once nothing protects it.
+func (t *timeline) release(c *checkpoint) {
+	if !c.protected() && !c.gone {
+		heap.Push(&t.free, c)
+	}
+}
+
 // commitCheckpoint captures branch's current state. Callers hold g.mu.
 func (g *Gateway) commitCheckpoint(ns *namespace, branch string) string {
 	t := g.tl(ns)
 	bs := ns.branches[branch]
 	t.seq++
-	c := &checkpoint{id: runs.CheckpointID(t.seq), branch: branch, parent: t.heads[branch],
+	c := &checkpoint{id: runs.CheckpointID(t.seq), seq: t.seq, branch: branch, parent: t.heads[branch],
 		at: g.nowMs(), st: bs.st, clock: g.clock, rng: g.rng, records: bs.st.Records()}
 	t.cps[c.id] = c
-	t.order = append(t.order, c.id)
-	t.heads[branch] = c.id
+	t.order = append(t.order, c)
+	t.setHead(branch, c)
 	bs.cpAt, bs.cpID = bs.version, c.id
-	g.changed(Change{Kind: "checkpoint", Namespace: ns.name, Branch: branch, Checkpoint: c.id})
-	g.retain(ns)
+	g.retain(t)
+	if g.spaces[ns.name] == ns {
+		g.changed(Change{Kind: "checkpoint", Namespace: ns.name, Branch: branch, Checkpoint: c.id})
+	}
 	return c.id
 }
 
 // retain discards the oldest checkpoints that are neither a branch head nor
 // pinned by a snapshot, down to --max-checkpoints (controls §8.1).
-func (g *Gateway) retain(ns *namespace) {
-	t := ns.tl
-	for i := 0; len(t.order) > g.opts.MaxCheckpoints && i < len(t.order); {
-		id := t.order[i]
-		if g.isHead(t, id) || g.pinned(ns.name, id) {
-			i++
-			continue
+func (g *Gateway) retain(t *timeline) {
+	for len(t.cps) > g.opts.MaxCheckpoints && len(t.free) > 0 {
+		c := heap.Pop(&t.free).(*checkpoint)
+		t.seen++
+		if c.gone || c.protected() {
+			continue // stale: evicted already, or protected since (released again later)
 		}
-		delete(t.cps, id)
-		if i == 0 {
-			// The usual case: the oldest goes. Reslicing keeps it O(1); the
-			// backing array is compacted by append when it grows.
-			t.order = t.order[1:]
-			continue
-		}
-		t.order = append(t.order[:i], t.order[i+1:]...)
+		c.gone = true
+		delete(t.cps, c.id)
 	}
-}
-
-func (g *Gateway) isHead(t *timeline, id string) bool {
-	for _, h := range t.heads {
-		if h == id {
-			return true
+	if n := len(t.order); n > 64 && n > 2*len(t.cps) {
+		live := make([]*checkpoint, 0, len(t.cps))
+		for _, c := range t.order {
+			if !c.gone {
+				live = append(live, c)
+			}
 		}
+		t.order = live
 	}
-	return false
+	if n := len(t.free); n > 64 && n > 2*len(t.cps) {
+		t.free = t.free[:0]
+		for _, c := range t.order {
+			if !c.gone && !c.protected() {
+				t.free = append(t.free, c)
+			}
+		}
+		heap.Init(&t.free)
+	}
 }
 
 // Finish is the finishing step of a vendor mutation answered 200–399 (runs-api
 // §3 step 12): it commits a checkpoint, or reuses accepted when nothing changed
-// since that accepted-mutation checkpoint.
+// since that accepted-mutation checkpoint. It answers "" when the namespace
+// cannot be created (hardening H3).
 func (g *Gateway) Finish(t Target, accepted string) string {
-	defer g.fire()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	ns := g.space(t.NS)
+	ns, err := g.create(t.NS)
+	if err != nil {
+		return ""
+	}
 	bs := ns.branches[t.Branch]
 	if bs == nil {
 		bs = g.createBranch(ns, t.Branch, "")
@@ -114,13 +169,15 @@ func (g *Gateway) Finish(t Target, accepted string) string {
 
 // CommitCheckpoint is POST /__admin/checkpoints (controls §8.3).
 func (g *Gateway) CommitCheckpoint(ns, branch string) (Checkpoint, *runs.Error) {
-	if !NamePattern.MatchString(branch) {
-		return Checkpoint{}, runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
+	if !runs.ValidName(branch) {
+		return Checkpoint{}, runs.BadName("branch", 409)
 	}
-	defer g.fire()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	space := g.space(ns)
+	space, err := g.create(ns)
+	if err != nil {
+		return Checkpoint{}, err
+	}
 	g.tl(space)
 	if space.branches[branch] == nil {
 		g.createBranch(space, branch, "")
@@ -140,21 +197,24 @@ func (g *Gateway) createBranch(ns *namespace, branch, at string) *branchState {
 	c := t.cps[at]
 	bs := &branchState{st: c.st}
 	ns.branches[branch] = bs
-	t.heads[branch] = c.id
+	t.setHead(branch, c)
 	bs.cpID = c.id
 	return bs
 }
 
 // Branch is POST /__admin/branches/:name (controls §8.4).
 func (g *Gateway) Branch(ns, branch, at string) (Checkpoint, *runs.Error) {
-	if !NamePattern.MatchString(branch) {
-		return Checkpoint{}, runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
+	if !runs.ValidName(branch) {
+		return Checkpoint{}, runs.BadName("branch", 409)
 	}
 	defer g.unlockDurable(g.lock())
 	space := g.space(ns)
 	t := g.tl(space)
 	if at != "" && t.cps[at] == nil {
 		return Checkpoint{}, runs.Admin(409, "no checkpoint "+at)
+	}
+	if err := g.register(space); err != nil {
+		return Checkpoint{}, err
 	}
 	if space.branches[branch] == nil {
 		g.createBranch(space, branch, at)
@@ -168,34 +228,34 @@ func (g *Gateway) Branch(ns, branch, at string) (Checkpoint, *runs.Error) {
 
 // moveBranch points branch at c and restores its state; withClock also restores
 // the global clock and fault RNG (checkout). Callers hold g.mu.
-func (g *Gateway) moveBranch(ns *namespace, branch string, c *checkpoint, withClock bool) *runs.Error {
+func (g *Gateway) moveBranch(ns *namespace, branch string, c *checkpoint, withClock bool) {
 	bs := ns.branches[branch]
 	if bs == nil {
 		bs = &branchState{}
 		ns.branches[branch] = bs
 	}
 	if branch == "main" {
-		if err := g.rewriteDurable(ns.name, c.st); err != nil {
-			return err
-		}
+		g.rewriteDurable(ns.name, c.st)
 	}
 	g.destroyTransports(ns.name, branch, true)
 	bs.st = c.st
 	bs.version++
+	if branch == "main" {
+		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
+	}
 	bs.cpAt, bs.cpID = bs.version, c.id
-	ns.tl.heads[branch] = c.id
+	ns.tl.setHead(branch, c)
 	if withClock {
 		g.clock, g.rng = c.clock, c.rng
 		g.saveClock()
-		g.changed(Change{Kind: "clock"})
+		g.auto.runner.Kick()
 	}
-	return nil
 }
 
 // Checkout is POST /__admin/branches/:name/checkout (controls §8.5).
 func (g *Gateway) Checkout(ns, branch, cp string) *runs.Error {
-	if !NamePattern.MatchString(branch) {
-		return runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
+	if !runs.ValidName(branch) {
+		return runs.BadName("branch", 409)
 	}
 	defer g.unlockDurable(g.lock())
 	space := g.space(ns)
@@ -203,7 +263,11 @@ func (g *Gateway) Checkout(ns, branch, cp string) *runs.Error {
 	if c == nil {
 		return runs.Admin(409, "no checkpoint "+cp)
 	}
-	return g.moveBranch(space, branch, c, true)
+	if err := g.register(space); err != nil {
+		return err
+	}
+	g.moveBranch(space, branch, c, true)
+	return nil
 }
 
 // Timeline is GET /__admin/timeline (controls §8.5).
@@ -215,7 +279,8 @@ type Timeline struct {
 // BranchHead names a branch and its head checkpoint.
 type BranchHead struct{ Name, Head string }
 
-// Timeline returns ns's timeline.
+// Timeline returns ns's timeline (that of an empty namespace when ns was not
+// created; reading creates nothing).
 func (g *Gateway) Timeline(ns string) Timeline {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -225,8 +290,10 @@ func (g *Gateway) Timeline(ns string) Timeline {
 		out.Branches = append(out.Branches, BranchHead{name, head})
 	}
 	sort.Slice(out.Branches, func(i, j int) bool { return out.Branches[i].Name < out.Branches[j].Name })
-	for _, id := range t.order {
-		out.Checkpoints = append(out.Checkpoints, t.cps[id].info())
+	for _, c := range t.order {
+		if !c.gone {
+			out.Checkpoints = append(out.Checkpoints, c.info())
+		}
 	}
 	return out
 }
@@ -240,10 +307,20 @@ func (g *Gateway) Head(ns, branch string) string {
 
 // Select resolves a vendor request's branch and x-mockingbird-at (controls §8.6)
 // into the Target it runs on. mutating is true for POST/PUT/PATCH/DELETE.
-// Errors are 409 admin envelopes.
+// Errors are 409 admin envelopes, and 429 when the request would create a
+// namespace past --max-namespaces.
+//
+// A mutating request on a namespace not yet created, when --max-namespaces
+// exist, is refused here with that 429 (hardening H3), before the operation:
+// it would create the namespace.
 func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Error) {
 	defer g.unlockDurable(g.lock())
 	space := g.space(ns)
+	if mutating {
+		if err := g.roomFor(space); err != nil {
+			return Target{}, err
+		}
+	}
 	t := g.tl(space)
 	var c *checkpoint
 	if at != "" {
@@ -255,11 +332,12 @@ func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Er
 	if branch != "main" {
 		switch {
 		case space.branches[branch] == nil:
-			g.createBranch(space, branch, at)
-		case c != nil && t.heads[branch] != at:
-			if err := g.moveBranch(space, branch, c, false); err != nil {
+			if err := g.register(space); err != nil {
 				return Target{}, err
 			}
+			g.createBranch(space, branch, at)
+		case c != nil && t.heads[branch] != at:
+			g.moveBranch(space, branch, c, false)
 		}
 		return target, nil
 	}
@@ -267,71 +345,13 @@ func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Er
 		return target, nil
 	}
 	if mutating {
-		if err := g.moveBranch(space, "main", c, true); err != nil {
+		if err := g.register(space); err != nil {
 			return Target{}, err
 		}
+		g.moveBranch(space, "main", c, true)
 		return target, nil
 	}
 	view := c.st
 	target.view = &view
 	return target, nil
-}
-
-// Snapshots (controls §8.7): process-wide aliases pinning main checkpoints.
-
-type snapshot struct{ ns, cp string }
-
-// Snapshot pins a new main checkpoint of ns and returns its id and records.
-func (g *Gateway) Snapshot(ns string) (string, int) {
-	defer g.fire()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	space := g.space(ns)
-	g.tl(space)
-	cp := g.commitCheckpoint(space, "main")
-	g.snapSeq++
-	id := "snap_" + strconv.Itoa(g.snapSeq)
-	if g.snaps == nil {
-		g.snaps = map[string]snapshot{}
-	}
-	g.snaps[id] = snapshot{ns, cp}
-	return id, space.tl.cps[cp].records
-}
-
-// RestoreSnapshot checks out main of ns to the snapshot's checkpoint.
-func (g *Gateway) RestoreSnapshot(ns, id string) *runs.Error {
-	defer g.unlockDurable(g.lock())
-	s, ok := g.snaps[id]
-	if !ok {
-		return runs.Admin(404, "no snapshot "+id)
-	}
-	if s.ns != ns {
-		return runs.Admin(409, "snapshot "+id+" belongs to namespace "+s.ns)
-	}
-	space := g.space(ns)
-	c := g.tl(space).cps[s.cp]
-	if c == nil {
-		return runs.Admin(409, "no checkpoint "+s.cp)
-	}
-	return g.moveBranch(space, "main", c, true)
-}
-
-// DeleteSnapshot unpins a snapshot.
-func (g *Gateway) DeleteSnapshot(id string) *runs.Error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, ok := g.snaps[id]; !ok {
-		return runs.Admin(404, "no snapshot "+id)
-	}
-	delete(g.snaps, id)
-	return nil
-}
-
-func (g *Gateway) pinned(ns, cp string) bool {
-	for _, s := range g.snaps {
-		if s.ns == ns && s.cp == cp {
-			return true
-		}
-	}
-	return false
 }

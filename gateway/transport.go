@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -10,23 +9,35 @@ import (
 
 // SSE transports (runs-api §6.4.1): process state, never persisted or
 // checkpointed. One per admitted run; frames are buffered until a subscriber
-// takes them; destroyed when a subscriber leaves, on expiry, reset, checkout
-// and restart.
+// takes them; destroyed when a subscriber leaves, on expiry, reset, checkout,
+// restart, and when its buffer passes --sse-buffer-bytes.
 
 type tkey struct{ ns, branch, run string }
 
 type bkey struct{ ns, branch string }
 
+// transport is one run's SSE transport. Invariant: bytes is the sum of the
+// lengths of frames.
 type transport struct {
 	created   float64
-	alone     bool // outside the counter range (its run is not in the catalog): expiry finds it in m
 	frames    [][]byte
+	bytes     int  // buffered frame bytes (bounded by Options.SSEBufferBytes)
+	delivered int  // frames taken by subscribers
 	ended     bool // the run became terminal: ": stream closed" after the frames
-	aborted   bool // destroyed under a subscriber (reset, restart, checkout): end at once
+	aborted   bool // destroyed under a subscriber (reset, restart, checkout, overflow): end at once
 	orphaned  bool // destroyed because another subscriber left: keepalives only
 	subs      int
-	delivered int           // frames taken by subscribers (view.go)
 	wake      chan struct{} // made by the first subscriber
+	dead      chan struct{} // closed when aborted (made by the first subscriber)
+}
+
+// abort destroys t under its subscribers: they end at once.
+func (t *transport) abort() {
+	if !t.aborted && t.dead != nil {
+		close(t.dead)
+	}
+	t.aborted = true
+	t.signal()
 }
 
 func (t *transport) signal() {
@@ -36,134 +47,60 @@ func (t *transport) signal() {
 	}
 }
 
-// branchTransports are one namespace branch's transports. Within the life of
-// one set (from its first opening to its destruction by reset, checkout or
-// restart) every admission on the branch opens one, with the next run counter,
-// so the set is the counter range [head, next), less the destroyed counters in
-// gone. A transport's creation time is its run's admission time, which the
-// branch's slot log keeps (slotTimes): an untouched transport costs nothing.
-// A transport gets a *transport in m when first touched (a frame, the end of
-// its run, a subscriber).
-//
-// Creation times grow with the counter unless the clock was set backwards
-// (unsorted), when expiry scans the range instead of popping its front.
-type branchTransports struct {
-	ns       uint32 // catalog index of the branch's storage namespace
-	m        map[string]*transport
-	head     int64 // counters below head are gone
-	next     int64 // counter of the next opening
-	gone     map[int64]struct{}
-	latest   float64 // the latest creation time opened
-	unsorted bool
-}
+// transportSet is every transport of the process: per namespace branch, run
+// id → transport. Callers hold g.mu.
+type transportSet map[bkey]map[string]*transport
 
-// transportSet is every transport of the process. Callers hold g.mu.
-type transportSet map[bkey]*branchTransports
-
-// slotTimes is the slot log of a branch's current state and the number of
-// its slots that state sees. Within the life of a transport set the state only
-// grows by admissions (everything else that replaces it destroys the set), so
-// the slots of the set's counters stay where they were.
-func (g *Gateway) slotTimes(k bkey) (*slotLog, int) {
-	if sp := g.spaces[k.ns]; sp != nil {
-		if bs := sp.branches[k.branch]; bs != nil {
-			return bs.st.runs.log, bs.st.runs.n
-		}
-	}
-	return nil, 0
-}
-
-// created is the creation time of counter n's transport.
-func (g *Gateway) created(k bkey, n int64) float64 {
-	l, _ := g.slotTimes(k)
-	return l.at(int(n - 1 - l.base)).at
-}
-
-// transport returns k's transport, making the *transport of an untouched one.
+// transport returns k's transport, nil when there is none.
 func (g *Gateway) transport(k tkey) *transport {
-	bk := bkey{k.ns, k.branch}
-	b := g.transports[bk]
-	if b == nil {
-		return nil
-	}
-	if t, ok := b.m[k.run]; ok {
-		return t
-	}
-	n, ok := b.counter(g.cat, k.run)
-	if !ok {
-		return nil
-	}
-	t := &transport{created: g.created(bk, n)}
-	b.m[k.run] = t
-	return t
+	return g.transports[bkey{k.ns, k.branch}][k.run]
 }
 
-// counter finds the counter of run's transport when it is in the range and
-// not destroyed; of two runs with the same id (colliding hashes), the newer.
-func (b *branchTransports) counter(c *catalog, run string) (int64, bool) {
-	if b.head == b.next || b.ns == 0 {
-		return 0, false
+// openTransport opens the transport of run id, admitted on ns's branch at
+// created; a transport of an earlier run with the same id is replaced.
+func (g *Gateway) openTransport(ns, branch string, o opening) {
+	bk := bkey{ns, branch}
+	m := g.transports[bk]
+	if m == nil {
+		m = map[string]*transport{}
+		g.transports[bk] = m
 	}
-	h, ok := runs.RunHash(run)
-	if !ok {
-		return 0, false
-	}
-	found := int64(-1)
-	c.index[b.ns].each(h, func(n int64) bool {
-		if _, gone := b.gone[n]; n >= b.head && n < b.next && !gone && n > found {
-			found = n
-		}
-		return false
-	})
-	return found, found >= 0
-}
-
-// openTransport opens the transport of an admitted run, whose slot the
-// branch's state has.
-func (g *Gateway) openTransport(o opening, created float64) {
-	k, n := o.k, o.n
-	bk := bkey{k.ns, k.branch}
-	b := g.transports[bk]
-	if b == nil {
-		b = &branchTransports{ns: o.ns, m: map[string]*transport{}, gone: map[int64]struct{}{}, head: n, next: n}
-		g.transports[bk] = b
-	}
-	delete(b.m, k.run)
-	l, seen := g.slotTimes(bk)
-	if o.ns == 0 || o.ns != b.ns || n != b.next || l == nil || n-1-l.base < 0 || n-1-l.base >= int64(seen) ||
-		l.at(int(n-1-l.base)).at != created {
-		// Not in the catalog, or (never happens: counters grow by one between
-		// destructions of the set, with a slot each) out of order: keep it as
-		// a touched one outside the range.
-		b.m[k.run] = &transport{created: created, alone: true}
-		return
-	}
-	if b.next > b.head && created < b.latest {
-		b.unsorted = true
-	}
-	b.latest = max(b.latest, created)
-	b.next++
+	m[o.run] = &transport{created: o.created}
 }
 
 // removeTransport destroys k's transport t (its subscriber left).
 func (g *Gateway) removeTransport(k tkey, t *transport) {
-	b := g.transports[bkey{k.ns, k.branch}]
-	if b == nil || b.m[k.run] != t {
+	m := g.transports[bkey{k.ns, k.branch}]
+	if m[k.run] != t {
 		return
 	}
-	if n, ok := b.counter(g.cat, k.run); ok {
-		b.gone[n] = struct{}{}
+	delete(m, k.run)
+	if len(m) == 0 {
+		delete(g.transports, bkey{k.ns, k.branch})
 	}
-	delete(b.m, k.run)
 }
 
 // Callers of the following hold g.mu.
 
+// deliver buffers frame on k's transport. A transport whose buffer would pass
+// --sse-buffer-bytes is destroyed as if its consumer went away (hardening H5):
+// its subscriber, if any, ends, and this frame and later ones are undelivered.
 func (g *Gateway) deliver(k tkey, frame []byte) {
-	if t := g.transport(k); t != nil {
-		t.frames = append(t.frames, frame)
-		t.signal()
+	t := g.transport(k)
+	if t == nil {
+		return
 	}
+	if t.bytes+len(frame) > g.opts.SSEBufferBytes {
+		g.warn("SSE buffer full: stream closed, frames undelivered", "namespace", k.ns, "branch", k.branch,
+			"run_id", k.run, "buffered_bytes", t.bytes, "limit_bytes", g.opts.SSEBufferBytes)
+		g.removeTransport(k, t)
+		t.frames, t.bytes = nil, 0
+		t.abort()
+		return
+	}
+	t.frames = append(t.frames, frame)
+	t.bytes += len(frame)
+	t.signal()
 }
 
 func (g *Gateway) endStream(k tkey) {
@@ -175,75 +112,29 @@ func (g *Gateway) endStream(k tkey) {
 
 func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
 	bk := bkey{ns, branch}
-	b := g.transports[bk]
-	if b == nil {
-		return
-	}
+	m := g.transports[bk]
 	delete(g.transports, bk)
 	if abort {
-		for _, t := range b.m {
-			t.aborted = true
-			t.signal()
+		for _, t := range m {
+			t.abort()
 		}
 	}
 }
 
 // expireTransports destroys the transports that have no subscriber and were
-// created more than 300 s before at (runs-api §11.2); a subscribed one ends
-// with its subscriber. Creation times normally grow with the counter, so the
-// expired ones are at the front of the range.
+// created more than runs.TransportRetention before at (runs-api §11.2); a
+// subscribed one ends with its subscriber. It runs at most once per sweep
+// tick, so walking the branch's transports is cheap.
 func (g *Gateway) expireTransports(ns, branch string, at float64) {
 	bk := bkey{ns, branch}
-	b := g.transports[bk]
-	if b == nil {
-		return
-	}
-	for run, t := range b.m {
-		if t.alone && t.subs == 0 && at-t.created > 300 {
-			delete(b.m, run)
+	m := g.transports[bk]
+	for run, t := range m {
+		if t.subs == 0 && runs.Expired(t.created, at, runs.TransportRetention) {
+			delete(m, run)
 		}
 	}
-	if b.head == b.next {
-		return
-	}
-	l, _ := g.slotTimes(bk)
-	created := func(n int64) float64 { return l.at(int(n - 1 - l.base)).at }
-	drop := func(n int64) {
-		if len(b.m) == 0 {
-			return
-		}
-		run := runs.RunID(g.cat.nsNames[b.ns], n)
-		if t, ok := b.m[run]; ok && !t.alone && t.subs == 0 && t.created == created(n) {
-			delete(b.m, run)
-		}
-	}
-	if b.unsorted {
-		b.unsorted = false
-		prev := math.Inf(-1)
-		for n := b.head; n < b.next; n++ {
-			if _, gone := b.gone[n]; gone {
-				continue
-			}
-			if c := created(n); at-c > 300 {
-				drop(n)
-				b.gone[n] = struct{}{}
-			} else {
-				if c < prev {
-					b.unsorted = true
-				}
-				prev = c
-			}
-		}
-	}
-	for ; b.head < b.next; b.head++ {
-		if _, gone := b.gone[b.head]; gone {
-			delete(b.gone, b.head)
-			continue
-		}
-		if !(at-created(b.head) > 300) {
-			break
-		}
-		drop(b.head)
+	if m != nil && len(m) == 0 {
+		delete(g.transports, bk)
 	}
 }
 
@@ -293,7 +184,7 @@ func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool
 	}
 	tr.subs++
 	if tr.wake == nil {
-		tr.wake = make(chan struct{})
+		tr.wake, tr.dead = make(chan struct{}), make(chan struct{})
 	}
 	g.mu.Unlock()
 	return &Subscription{g: g, key: k, t: tr}, nil
@@ -326,6 +217,7 @@ func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]byte, Ne
 			f := t.frames[0]
 			t.frames[0] = nil
 			t.frames = t.frames[1:]
+			t.bytes -= len(f)
 			t.delivered++
 			s.g.mu.Unlock()
 			return f, Frame
@@ -346,6 +238,11 @@ func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]byte, Ne
 		}
 	}
 }
+
+// Aborted is closed when the transport is destroyed under the subscriber
+// (reset, restart, checkout, a full buffer): a writer blocked on a client
+// that does not read should give up then.
+func (s *Subscription) Aborted() <-chan struct{} { return s.t.dead }
 
 // Close ends the subscription: the transport is destroyed (runs-api §6.4.2
 // step 9); another subscriber still attached receives only keepalives.

@@ -1,220 +1,223 @@
 package gateway
 
 import (
-	"math"
+	"fmt"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
-// The tx mutators: every change to state goes through them, so the durable
-// batch, the change flag and the indexes stay in step.
-
-func (x *tx) putRun(id string, c *Cached) {
-	x.runChanged("run.changed", id, c.Status)
-	x.st.putRun(x.g.cat, id, c)
-	x.dirty = true
+// Target addresses the state one request works on: a namespace, a branch, and
+// for read-only history views a scratch state that is thrown away.
+type Target struct {
+	NS     string
+	Branch string
+	view   *State
 }
 
-func (x *tx) delRun(id string) {
-	x.runChanged("run.removed", id, "")
-	x.st.delRun(x.g.cat, id)
-	x.dirty = true
+// Main is the target of the main branch of ns (the Hermes controls act there).
+func Main(ns string) Target { return Target{NS: ns, Branch: "main"} }
+
+// tx is one serialised change to one branch's state. It works on a copy of
+// the branch's State (st) and replaces the branch's state with it on commit.
+type tx struct {
+	g       *Gateway
+	ns      *namespace
+	name    string
+	branch  string
+	bs      *branchState
+	st      State
+	view    bool
+	durable bool
+	batch   storage.Batch
+	dirty   bool // st changed
+	meta    bool // counters or scope changed
+	emits   []emission
+	ends    []string  // runs whose stream ends (terminal)
+	opened  []opening // transports created by admissions
+	changes []Change  // for Options.OnChange
+
+	cursorIDs []string // runs whose scenario cursor changed (the queue follows on commit)
+	resync    bool     // the state was replaced: the queue follows all its cursors
+
+	accept     bool // an accepted mutation (runs-api §6.1 step 14): checkpoint now
+	checkpoint bool // a Hermes control: checkpoint after success (controls §11)
 }
 
-func (x *tx) putRes(r *Reservation) {
-	x.st.putRes(x.g.cat, r)
-	x.dirty = true
-	x.writeRes(r)
+type opening struct {
+	run     string
+	created float64
 }
 
-// admitRes stores r, the plain reservation of a run just admitted in storage
-// namespace nsI (catalog index): as a log entry when it can be one.
-func (x *tx) admitRes(r *Reservation, nsI uint32) {
-	if !x.st.res.admit(x.g.cat, nsI, r) {
-		x.putRes(r)
-		return
+type emission struct {
+	runID string
+	frame []byte
+}
+
+// update runs fn in a transaction on t's state. Whatever fn changed is kept even
+// when it returns an error (a sweep tick or hydration before a failing step
+// stays, controls §11). The change is made in memory at once; its durable part
+// is written by the store writer (with --db before update returns), and a storage failure
+// answers 500 (the change then stays in memory but may be lost by a restart).
+//
+// When fn marks the change accepted (x.accept) or asks for a checkpoint
+// (x.checkpoint) and succeeds, a checkpoint is committed at once and its id is
+// returned (controls §8.2). That is also what creates a namespace
+// (hardening H3): anything else on a namespace not yet created is thrown away.
+func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *runs.Error) {
+	err = g.locked(func() *runs.Error {
+		x := g.begin(t)
+		ferr := fn(x)
+		creates := ferr == nil && !x.view && (x.accept || x.checkpoint)
+		if g.spaces[x.name] != x.ns {
+			if !creates {
+				return ferr
+			}
+			if rerr := g.register(x.ns); rerr != nil {
+				return rerr
+			}
+		}
+		g.commit(x)
+		if creates {
+			cp = g.commitCheckpoint(x.ns, x.branch)
+		}
+		return ferr
+	})
+	return cp, err
+}
+
+// locked runs fn under the gateway lock, then — without the lock — waits until
+// every durable change committed so far is written (with --db only). A
+// storage failure answers 500 when fn itself succeeded.
+//
+// A panic in fn (a bug) releases the lock and answers 500 instead of leaving
+// every later request waiting for the lock.
+func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
+	before, seq, err := g.lockedRun(fn)
+	if !g.waits() || seq == before {
+		return err
 	}
-	x.dirty = true
-	x.writeRes(r)
-}
-
-// writeRes adds reservation r to the durable batch.
-func (x *tx) writeRes(r *Reservation) {
-	if x.durable {
-		x.batch.Upsert = append(x.batch.Upsert, r.row(x.name))
+	if werr := g.q.Wait(before, seq); werr != nil && err == nil {
+		return errStorage(werr)
 	}
+	return err
 }
 
-func (x *tx) delRes(scope, key string) {
-	r, ok := x.st.res.get(x.g.cat, scope, key)
-	if !ok {
-		return
+func (g *Gateway) lockedRun(fn func() *runs.Error) (before, seq uint64, err *runs.Error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.q.NeedsRepair() {
+		g.repair()
 	}
-	x.st.delRes(x.g.cat, scope, key)
-	x.dirty = true
-	if x.durable {
-		x.batch.Delete = append(x.batch.Delete, storage.ReservationKey{Scope: r.Scope, Key: r.Key})
+	before = g.q.Last()
+	defer func() {
+		if p := recover(); p != nil {
+			err = runs.Internal(fmt.Sprintf("internal error: %v", p))
+		}
+		seq = g.q.Last()
+	}()
+	return before, 0, fn()
+}
+
+// waits tells whether requests wait for their durable batches: with --db they
+// do; in memory the store is written at once (storage.Writer).
+func (g *Gateway) waits() bool { return g.db.Path() != "" }
+
+// repair rewrites every namespace's durable state and the clock from memory
+// after a failed write, so the store never lags what clients were told
+// (counters included: ids must never repeat after a restart). Callers hold g.mu.
+func (g *Gateway) repair() {
+	for name, space := range g.spaces {
+		g.rewriteDurable(name, space.branches["main"].st)
 	}
+	g.saveClock()
 }
 
-func (x *tx) touchMeta() {
-	x.meta = true
-	x.dirty = true
+// begin starts a transaction on t. Callers hold g.mu. The namespace's
+// timeline exists before anything changes: its first checkpoint is the
+// state before the first change.
+func (g *Gateway) begin(t Target) *tx {
+	ns := g.space(t.NS)
+	g.tl(ns)
+	x := &tx{g: g, ns: ns, name: t.NS, branch: t.Branch}
+	if t.view != nil {
+		x.st = *t.view
+		x.view = true
+		return x
+	}
+	bs := ns.branches[t.Branch]
+	if bs == nil {
+		bs = g.createBranch(ns, t.Branch, "")
+	}
+	x.bs = bs
+	x.st = bs.st
+	x.durable = t.Branch == "main"
+	x.batch.Namespace = t.NS
+	return x
 }
 
-func (x *tx) emit(runID string, ev *runs.Obj) {
+func (g *Gateway) commit(x *tx) {
 	if x.view {
 		return
 	}
-	frame := append([]byte("data: "), runs.AppendPython(nil, runs.ObjectValue(ev))...)
-	frame = append(frame, '\n', '\n')
-	x.emits = append(x.emits, emission{runID, frame})
-	x.runEvent(runID, frame)
-}
-
-func decode(b []byte) *runs.Obj {
-	v, err := runs.ParseStored(b)
-	if err != nil || v.Kind != runs.Object {
-		// Records are rendered by this package; failing to read one back is a bug.
-		panic("gateway: stored record does not parse: " + string(b))
-	}
-	return v.Obj
-}
-
-func encode(o *runs.Obj) []byte { return runs.MarshalValue(runs.ObjectValue(o)) }
-
-func updatedAt(o *runs.Obj) float64 {
-	v, _ := o.Get("updated_at")
-	return v.Float
-}
-
-// setRecord replaces run id's cached record after a change and applies the
-// persist rule (runs-api §10.2) to its reservation.
-func (x *tx) setRecord(id string, before *Cached, rec *runs.Obj, beforeRec *runs.Obj) *Cached {
-	c := &Cached{Record: encode(rec), Status: runs.RecordStatus(rec), UpdatedAt: updatedAt(rec), Owner: before.Owner}
-	x.putRun(id, c)
-	if r, ok := x.st.res.ofRun(x.g.cat, id); ok && runs.ShouldPersist(beforeRec, rec) {
-		nr := *r
-		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
-		nr.Status = c.Status
-		nr.UpdatedAt = x.now()
-		x.putRes(&nr)
-	}
-	return c
-}
-
-// hydrate implements runs-api §10.1: the run visible in scope, copied from its
-// reservation into the cache when needed, with the stale-owner interruption.
-func (x *tx) hydrate(id, scope string) (*Cached, bool) {
-	if c, ok := x.st.runs.get(x.g.cat, id); ok && c.Owner.Scope == scope {
-		return c, true
-	}
-	r, ok := x.st.res.ofRun(x.g.cat, id)
-	if !ok || r.Scope != scope {
-		return nil, false
-	}
-	c := &Cached{Record: r.durable(), Status: r.Status, UpdatedAt: r.UpdatedAt, Owner: r.Owner}
-	if !r.Owner.Alive && !runs.IsTerminal(r.Status) {
-		now := x.now()
-		rec := runs.Interrupt(decode(c.Record), now)
-		c = &Cached{Record: encode(rec), Status: runs.Interrupted, UpdatedAt: now, Owner: r.Owner}
-		nr := *r
-		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
-		nr.Status = runs.Interrupted
-		nr.UpdatedAt = now
-		x.putRes(&nr)
-	}
-	x.putRun(id, c)
-	return c, true
-}
-
-// addressed is the first step of every run-addressing operation and control:
-// the sweep tick, then hydration in the current scope; not visible → 404.
-// Its effects stay even when the operation then fails (controls §11).
-func (x *tx) addressed(id string) (*Cached, *runs.Error) {
-	x.sweepTick()
-	c, ok := x.hydrate(id, x.scope())
-	if !ok {
-		return nil, runs.RunNotFound(id)
-	}
-	return c, nil
-}
-
-// visible checks visibility without hydration (RunEvents, runs-api §6.4.2 step 3).
-func (x *tx) visible(id, scope string) bool {
-	if c, ok := x.st.runs.get(x.g.cat, id); ok && c.Owner.Scope == scope {
-		return true
-	}
-	if r, ok := x.st.res.ofRun(x.g.cat, id); ok {
-		return r.Scope == scope
-	}
-	return false
-}
-
-// sweepTick evaluates the lazy retention schedule (runs-api §11.1).
-func (x *tx) sweepTick() {
-	now := x.now()
-	if !x.st.hasSweep {
-		x.st.nextSweep, x.st.hasSweep = now+60, true
-		x.dirty = true
+	if !x.dirty {
+		// No state changed, but a message.delta (which changes no record,
+		// runs-api §6.4.3) is still delivered.
+		g.publish(x)
 		return
 	}
-	if now < x.st.nextSweep {
-		return
-	}
-	tick := x.st.nextSweep + math.Floor((now-x.st.nextSweep)/60)*60
-	x.sweep(tick)
-	x.st.nextSweep = tick + 60
-	x.dirty = true
-}
-
-// sweep is one retention sweep at time at (runs-api §11.2); it returns the
-// number of cached runs removed.
-func (x *tx) sweep(at float64) int {
-	if !x.view {
-		x.g.expireTransports(x.name, x.branch, at)
-	}
-	var doomed []string
-	it := x.st.sweepable.Iterator()
-	for !it.Done() {
-		k, _, _ := it.Next()
-		if !(at-k.at > 3600) {
-			break
+	if x.durable {
+		// The store holds counter high-water marks reserved a block at a time,
+		// so an admission writes the namespace row once per counterBlock ids,
+		// not once per run; a real restart continues after the mark, and ids
+		// never repeat (runs-api §10.4).
+		runs, approvals := x.ns.durRuns, x.ns.durApprovals
+		if x.st.runCounter > runs {
+			runs = x.st.runCounter + counterBlock
 		}
-		doomed = append(doomed, k.key)
-	}
-	for _, id := range doomed {
-		x.delRun(id)
-	}
-	return len(doomed)
-}
-
-// prune deletes terminal reservations older than 24 hours (runs-api §11.3).
-func (x *tx) prune() {
-	limit := x.now() - 86400
-	var doomed []string
-	it := x.st.prunable.Iterator()
-	for !it.Done() {
-		k, _, _ := it.Next()
-		if !(k.at < limit) {
-			break
+		if x.st.approvalCounter > approvals {
+			approvals = x.st.approvalCounter + counterBlock
 		}
-		doomed = append(doomed, k.key)
+		if x.meta || runs != x.ns.durRuns || approvals != x.ns.durApprovals {
+			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: runs, ApprovalCounter: approvals,
+				ScopeProfile: x.st.scopeProfile, ScopeIdentity: x.st.scopeIdentity}
+		}
+		if x.batch.Clear || x.batch.Meta != nil || len(x.batch.Upsert) > 0 || len(x.batch.Delete) > 0 || x.batch.SetOwners != nil {
+			g.q.Enqueue(x.batch)
+			x.ns.durRuns, x.ns.durApprovals = runs, approvals
+		}
 	}
-	for _, k := range doomed {
-		r, _ := x.st.res.other.Get(k) // terminal, so never an entry of the log
-		x.delRes(r.Scope, r.Key)
+	x.bs.st = x.st
+	x.bs.version++
+	g.syncCursors(x)
+	g.publish(x)
+}
+
+// publish opens the transports of x's admissions, delivers its emissions,
+// ends the streams of runs that became terminal and queues its changes.
+func (g *Gateway) publish(x *tx) {
+	for _, o := range x.opened {
+		g.openTransport(x.name, x.branch, o)
+	}
+	for _, e := range x.emits {
+		g.deliver(tkey{x.name, x.branch, e.runID}, e.frame)
+	}
+	for _, id := range x.ends {
+		g.endStream(tkey{x.name, x.branch, id})
+	}
+	for _, c := range x.changes {
+		g.changed(c)
 	}
 }
 
-// openTransport opens the transport of the n-th run, id, when x commits; nsI
-// is the catalog index of its storage namespace (0: none).
-func (x *tx) openTransport(id string, nsI uint32, n int64, now float64) {
-	if x.view {
-		return
+// storageNS is the id salt of the tx's branch (runs-api §12.1).
+func (x *tx) storageNS() string { return runs.BranchStorageNS(x.name, x.branch) }
+
+func (x *tx) now() float64 { return x.g.nowS() }
+
+func (x *tx) scope() string {
+	if x.st.scopeProfile == "" {
+		return x.g.defScope
 	}
-	x.runChanged("run.created", id, runs.Queued)
-	x.opened = append(x.opened, opening{tkey{x.name, x.branch, id}, nsI, n})
-	x.created = now
+	return runs.ScopeHash(x.st.scopeProfile, x.st.scopeIdentity)
 }

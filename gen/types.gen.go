@@ -561,7 +561,7 @@ type Run struct {
 	LastEvent *string `json:"last_event,omitempty"`
 
 	// Model Any JSON value, including null. Echoed client values keep Python semantics: big integers stay exact, floats keep their `.0`, and a non-finite float is sent as the bare token `Infinity` / `-Infinity` (wire.md §3.1), which makes that body non-strict JSON.
-	Model  *AnyValue `json:"model"`
+	Model  AnyValue  `json:"model"`
 	Object RunObject `json:"object"`
 
 	// Output `completed` only.
@@ -576,7 +576,7 @@ type Run struct {
 	RunId RunId `json:"run_id"`
 
 	// SessionId Any JSON value, including null. Echoed client values keep Python semantics: big integers stay exact, floats keep their `.0`, and a non-finite float is sent as the bare token `Infinity` / `-Infinity` (wire.md §3.1), which makes that body non-strict JSON.
-	SessionId *AnyValue `json:"session_id"`
+	SessionId AnyValue `json:"session_id"`
 
 	// Status One of the eight run states (runs-api §5).
 	Status RunStatus `json:"status"`
@@ -596,7 +596,7 @@ type RunObject string
 // Example: {"choice":"approve"}
 type RunApprovalRequest struct {
 	// All Resolve every pending approval (coerced like a Python flag).
-	All interface{} `json:"all,omitempty"`
+	All AnyValue `json:"all,omitempty"`
 
 	// Choice once, session, always or deny (case-insensitive, stripped); approve/approved/allow mean once.
 	Choice string `json:"choice"`
@@ -605,7 +605,7 @@ type RunApprovalRequest struct {
 	RequestId *string `json:"request_id,omitempty"`
 
 	// ResolveAll Same as `all`.
-	ResolveAll interface{} `json:"resolve_all,omitempty"`
+	ResolveAll AnyValue `json:"resolve_all,omitempty"`
 }
 
 // RunApprovalResult runs-api §6.5.2 step 10; `request_id` only when the request carried a non-empty one.
@@ -657,28 +657,28 @@ type RunCreateBadRequest struct {
 // Example: {"input":"synthetic"}
 type RunCreateRequest struct {
 	// ConversationHistory When truthy, an array of objects each having `role` and `content`.
-	ConversationHistory interface{} `json:"conversation_history,omitempty"`
+	ConversationHistory AnyValue `json:"conversation_history,omitempty"`
 
 	// Input A non-empty string, or an array whose last element is an object with truthy `content`.
-	Input interface{} `json:"input"`
+	Input AnyValue `json:"input"`
 
 	// Instructions Accepted and discarded.
-	Instructions interface{} `json:"instructions,omitempty"`
+	Instructions AnyValue `json:"instructions,omitempty"`
 
 	// Model Echoed verbatim as the record's `model` whenever the key is present.
-	Model interface{} `json:"model,omitempty"`
+	Model AnyValue `json:"model,omitempty"`
 
 	// ModelOptions Accepted and discarded.
-	ModelOptions interface{} `json:"model_options,omitempty"`
+	ModelOptions AnyValue `json:"model_options,omitempty"`
 
 	// PreviousResponseId Accepted and discarded.
-	PreviousResponseId interface{} `json:"previous_response_id,omitempty"`
+	PreviousResponseId AnyValue `json:"previous_response_id,omitempty"`
 
 	// Provider Accepted and discarded.
-	Provider interface{} `json:"provider,omitempty"`
+	Provider AnyValue `json:"provider,omitempty"`
 
 	// SessionId Becomes the record's `session_id` when truthy.
-	SessionId interface{} `json:"session_id,omitempty"`
+	SessionId AnyValue `json:"session_id,omitempty"`
 }
 
 // RunId `run_` + 32 lowercase hex digits (runs-api §12.1).
@@ -694,13 +694,13 @@ type RunStatus string
 // Example: {"input":[{"text":"also run the tests","type":"text"}]}
 type RunSteerRequest struct {
 	// Input A string, or an array of strings / text parts / nested arrays.
-	Input interface{} `json:"input,omitempty"`
+	Input AnyValue `json:"input,omitempty"`
 
 	// Message Same forms as `input`.
-	Message interface{} `json:"message,omitempty"`
+	Message AnyValue `json:"message,omitempty"`
 
 	// Text Same forms as `input`.
-	Text interface{} `json:"text,omitempty"`
+	Text AnyValue `json:"text,omitempty"`
 }
 
 // RunSteerResult runs-api §6.6 step 7; `accepted` is always true.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -9,36 +10,6 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/gateway"
 	"github.com/hermes-emulator/hermes-emulator/gen"
 )
-
-// SecurityHeaders are the upstream security headers of provider responses
-// (wire.md §8); the SSE stream carries none of them.
-var SecurityHeaders = [][2]string{
-	{"Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"},
-	{"Permissions-Policy", "camera=(), microphone=(), geolocation=()"},
-	{"Strict-Transport-Security", "max-age=31536000; includeSubDomains"},
-	{"X-Content-Type-Options", "nosniff"},
-	{"X-Frame-Options", "DENY"},
-	{"X-Xss-Protection", "0"},
-	{"Referrer-Policy", "no-referrer"},
-}
-
-// securityHeaderValues holds SecurityHeaders as header values, built once.
-var securityHeaderValues = func() [][]string {
-	vs := make([][]string, len(SecurityHeaders))
-	for i, sh := range SecurityHeaders {
-		vs[i] = []string{sh[1]}
-	}
-	return vs
-}()
-
-// SetSecurityHeaders sets SecurityHeaders on h. The names are canonical
-// already and the values are shared (net/http never writes into a value), so
-// a response pays neither canonicalisation nor an allocation for them.
-func SetSecurityHeaders(h http.Header) {
-	for i, sh := range SecurityHeaders {
-		h[sh[0]] = securityHeaderValues[i]
-	}
-}
 
 // RunEvents is GET /v1/runs/{run_id}/events (runs-api §6.4): a single-consumer
 // SSE stream written frame by frame, flushed at once.
@@ -63,6 +34,26 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 		return nil
 	}
 	defer sub.Close()
+	// A client that does not read blocks a write once its socket buffer is
+	// full; when the transport is destroyed under it (its buffer passed
+	// --sse-buffer-bytes, hardening H5; reset, checkout, restart) the write
+	// gives up and the stream closes.
+	// Only a write in progress is cut: a handler between writes sees the
+	// abort from Next and ends cleanly, leaving its connection usable.
+	// The abort and the handler share cut under mu: the deadline is set only
+	// while a write is in progress, and a handler that ends between writes
+	// clears any deadline set for a write that completed, so its stream ends
+	// cleanly.
+	cut := &writeCut{rc: http.NewResponseController(w)}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sub.Aborted():
+			cut.abort()
+		case <-done:
+		}
+	}()
 	idle := h.Opts.Keepalive
 	if idle <= 0 {
 		idle = 30 * time.Second
@@ -78,11 +69,50 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 			w.Flush()
 			return nil
 		default: // Aborted, Gone
+			cut.end()
 			return nil
 		}
-		if _, err := w.Write(frame); err != nil {
+		cut.writing(true)
+		_, err := w.Write(frame)
+		if err == nil {
+			w.Flush()
+		}
+		cut.writing(false)
+		if err != nil {
 			return nil
 		}
-		w.Flush()
 	}
+}
+
+// writeCut cuts a stream's write in progress when its transport is destroyed
+// (see RunEvents).
+type writeCut struct {
+	rc      *http.ResponseController
+	mu      sync.Mutex
+	busy    bool // a write is in progress
+	stopped bool // the handler ended between writes
+}
+
+func (c *writeCut) writing(on bool) {
+	c.mu.Lock()
+	c.busy = on
+	c.mu.Unlock()
+}
+
+// abort cuts the write in progress, if any.
+func (c *writeCut) abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.busy && !c.stopped {
+		_ = c.rc.SetWriteDeadline(time.Now())
+	}
+}
+
+// end clears a deadline set for a write that completed anyway: the handler
+// ends between writes, and its stream ends cleanly.
+func (c *writeCut) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	_ = c.rc.SetWriteDeadline(time.Time{})
 }

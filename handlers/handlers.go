@@ -6,7 +6,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/faults"
 	"github.com/hermes-emulator/hermes-emulator/gateway"
 	"github.com/hermes-emulator/hermes-emulator/gen"
-	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
 // Options are the server options the operations read.
@@ -79,33 +77,4 @@ func header(r *http.Request, name string) string {
 
 func writeJSON(c echo.Context, status int, body []byte) error {
 	return c.Blob(status, "application/json", body)
-}
-
-// WriteError renders err as the contract's envelope — the one renderer of
-// every error body the emulator sends.
-func WriteError(w http.ResponseWriter, err error) {
-	var e *runs.Error
-	if !errors.As(err, &e) {
-		e = runs.Internal(err.Error())
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	if e.RetryAfter() {
-		h.Set("Retry-After", "1")
-	}
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(e.Body())
-}
-
-// ErrorHandler is the Echo error handler: *runs.Error as its envelope, an
-// unmatched route as page not found, anything else as a 500.
-func ErrorHandler(err error, c echo.Context) {
-	if c.Response().Committed {
-		return
-	}
-	var he *echo.HTTPError
-	if errors.As(err, &he) && (he.Code == http.StatusNotFound || he.Code == http.StatusMethodNotAllowed) {
-		err = runs.ErrPageNotFound
-	}
-	WriteError(c.Response(), err)
 }

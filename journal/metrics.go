@@ -20,6 +20,7 @@ type Metrics struct {
 	unmatched map[pathKey]int64
 	faults    int64
 	totalMs   float64
+	steps     map[string]int64 // fired scenario steps by scenario name
 }
 
 type opKey struct {
@@ -61,6 +62,24 @@ type MetricsSnapshot struct {
 	Unmatched       []UnmatchedCount // count descending, then "<method> <path>" by code point
 	Faults          int64            // requests journaled with a faultId
 	TotalDurationMs float64          // sum of the rounded durationMs
+	ScenarioSteps   []ScenarioCount  // fired scenario steps, by scenario name (code point order)
+}
+
+// ScenarioCount is the number of steps fired by the scenarios of one name
+// (docs/scenarios.md §6), in every namespace.
+type ScenarioCount struct {
+	Scenario string
+	Count    int64
+}
+
+// ScenarioStep counts one fired step of the named scenario.
+func (m *Metrics) ScenarioStep(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.steps == nil {
+		m.steps = make(map[string]int64)
+	}
+	m.steps[name]++
 }
 
 // MaxUnmatched is how many distinct method and path pairs the `unmatched`
@@ -103,7 +122,7 @@ func (m *Metrics) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.requests, m.faults, m.totalMs = 0, 0, 0
-	m.byOp, m.unmatched = nil, nil
+	m.byOp, m.unmatched, m.steps = nil, nil, nil
 }
 
 // Snapshot returns the counters, ordered as the body renders them.
@@ -118,7 +137,11 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 	for k, n := range m.unmatched {
 		s.Unmatched = append(s.Unmatched, UnmatchedCount{k.method, k.path, n})
 	}
+	for k, n := range m.steps {
+		s.ScenarioSteps = append(s.ScenarioSteps, ScenarioCount{k, n})
+	}
 	m.mu.Unlock()
+	slices.SortFunc(s.ScenarioSteps, func(a, b ScenarioCount) int { return cmp.Compare(a.Scenario, b.Scenario) })
 	// Go compares strings bytewise, which for UTF-8 is code point order.
 	slices.SortFunc(s.ByOperation, func(a, b OperationCount) int { return cmp.Compare(a.Key(), b.Key()) })
 	slices.SortFunc(s.Unmatched, func(a, b UnmatchedCount) int {
@@ -132,6 +155,7 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 
 // Body is the GET /__admin/metrics body (controls.md §9):
 // {"requests":n,"byOperation":{"<op> <status>":n,…},"unmatched":[{"method","path","count"},…],"faults":n,"totalDurationMs":x},
+// then "scenarioSteps":{"<scenario>":n,…} once a scenario step fired,
 // with the orders of MetricsSnapshot and JavaScript number rendering.
 func (m *Metrics) Body() []byte {
 	s := m.Snapshot()
@@ -163,5 +187,19 @@ func (m *Metrics) Body() []byte {
 	b = strconv.AppendInt(b, s.Faults, 10)
 	b = append(b, `,"totalDurationMs":`...)
 	b = append(b, runs.FormatJSNumber(s.TotalDurationMs)...)
+	// Only once a scenario step fired (docs/scenarios.md §6): the body of an
+	// emulator without scenarios stays that of controls §9.
+	if len(s.ScenarioSteps) > 0 {
+		b = append(b, `,"scenarioSteps":{`...)
+		for i, c := range s.ScenarioSteps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, runs.QuoteString(c.Scenario)...)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, c.Count, 10)
+		}
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }

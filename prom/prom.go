@@ -41,6 +41,8 @@ var (
 		"Vendor requests journaled with a faultId.", nil, nil)
 	durationDesc = prometheus.NewDesc("hermes_emulator_request_duration_ms_total",
 		"Sum of the journaled request durations in milliseconds (each rounded to 2 decimals).", nil, nil)
+	stepsDesc = prometheus.NewDesc("hermes_emulator_scenario_steps_total",
+		"Scenario steps fired, by scenario name (docs/scenarios.md).", []string{"scenario"}, nil)
 )
 
 // Collector is a prometheus.Collector over a journal.Metrics. Register it on
@@ -53,12 +55,13 @@ var _ prometheus.Collector = (*Collector)(nil)
 // New returns a Collector reading m.
 func New(m *journal.Metrics) *Collector { return &Collector{m: m} }
 
-// Describe sends the four metric descriptors.
+// Describe sends the five metric descriptors.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- requestsDesc
 	ch <- unmatchedDesc
 	ch <- faultsDesc
 	ch <- durationDesc
+	ch <- stepsDesc
 }
 
 // Collect sends one consistent snapshot of the counters.
@@ -78,6 +81,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(faultsDesc, prometheus.CounterValue, float64(s.Faults))
 	ch <- prometheus.MustNewConstMetric(durationDesc, prometheus.CounterValue, s.TotalDurationMs)
+	for _, c := range s.ScenarioSteps {
+		ch <- prometheus.MustNewConstMetric(stepsDesc, prometheus.CounterValue, float64(c.Count), c.Scenario)
+	}
 }
 
 // label makes v a valid label value: Prometheus requires UTF-8, and a method

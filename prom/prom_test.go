@@ -101,3 +101,29 @@ func TestCollectorRegisters(t *testing.T) {
 		t.Fatalf("gathered %s, want %s", got, want)
 	}
 }
+
+func TestTextScenarioSteps(t *testing.T) {
+	m := &journal.Metrics{}
+	m.ScenarioStep("b")
+	m.ScenarioStep("a")
+	m.ScenarioStep("b")
+	got, err := prom.Text(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# HELP hermes_emulator_scenario_steps_total Scenario steps fired, by scenario name (docs/scenarios.md).
+# TYPE hermes_emulator_scenario_steps_total counter
+hermes_emulator_scenario_steps_total{scenario="a"} 1
+hermes_emulator_scenario_steps_total{scenario="b"} 2
+`
+	if !strings.Contains(string(got), want) {
+		t.Fatalf("got\n%s\nwant it to contain\n%s", got, want)
+	}
+	if body := string(m.Body()); !strings.HasSuffix(body, `,"scenarioSteps":{"a":1,"b":2}}`) {
+		t.Fatalf("json %s", body)
+	}
+	m.Reset()
+	if body := string(m.Body()); strings.Contains(body, "scenarioSteps") {
+		t.Fatalf("after reset %s", body)
+	}
+}

@@ -36,9 +36,11 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// RetryAfter reports whether the answer carries "Retry-After: 1" (runs-api §14.1, §14.2).
+// RetryAfter reports whether the answer carries "Retry-After: 1" (runs-api
+// §14.1, §14.2): throttling, draining, and every other 429 (hardening H3's
+// too many namespaces), as RunCreate's 429 promises it.
 func (e *Error) RetryAfter() bool {
-	return e.Code == "rate_limit_exceeded" || e.Code == "gateway_draining" || e.Code == "server_busy"
+	return e.Code == "rate_limit_exceeded" || e.Code == "gateway_draining" || e.Code == "server_busy" || e.Status == 429
 }
 
 // hermesStatus is the one table from a Hermes-envelope code to its HTTP status.

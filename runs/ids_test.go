@@ -204,32 +204,3 @@ func TestIDsAllocations(t *testing.T) {
 		t.Errorf("FNV1a32 allocates %v times, want 0", n)
 	}
 }
-
-// RunHash inverts RunID's token: for ids of several storage namespaces it gives
-// the hash of (namespace, n), and it refuses everything that is not exactly a
-// run id token (runs-api §12.1).
-func TestRunHash(t *testing.T) {
-	for _, ns := range []string{"hermes", "hermes:other", BranchStorageNS("default", "feature"), "hermes:é😀"} {
-		p := RunNSHash(ns)
-		for _, n := range []int64{1, 2, 9, 10, 99, 1000, 123456, 1 << 31, 1<<40 + 7} {
-			id := RunID(ns, n)
-			h, ok := RunHash(id)
-			if !ok || h != RunHashOf(p, n) {
-				t.Errorf("RunHash(RunID(%q, %d) = %s) = %d %v, want %d", ns, n, id, h, ok, RunHashOf(p, n))
-			}
-		}
-	}
-	for n := int64(1); n <= 20000; n++ { // every candidate path of the inversion gets exercised
-		id := RunID("hermes", n)
-		if h, ok := RunHash(id); !ok || h != RunHashOf(RunNSHash("hermes"), n) {
-			t.Fatalf("RunHash(%s) = %d %v", id, h, ok)
-		}
-	}
-	good := RunID("hermes", 1)
-	for _, bad := range []string{"", "run_", good[:35], good + "0", "RUN_" + good[4:], "run_" + "zz" + good[6:],
-		"run_" + "4E" + good[6:], good[:34] + "30", good[:4] + "00" + good[6:]} {
-		if h, ok := RunHash(bad); ok {
-			t.Errorf("RunHash(%q) = %d, true", bad, h)
-		}
-	}
-}

@@ -75,36 +75,6 @@ func NewRecord(runID string, now float64, s *Submission) *Obj {
 	}
 }
 
-// AppendPlainRecord appends AppendJSON of NewRecord(id, at, nil) — or, when
-// sorted, of its SortedCopy (the durable copy) — without building the record:
-// the cache layer renders a plain run's record on every read, and the store
-// keeps one per keyed admission.
-func AppendPlainRecord(dst []byte, id string, at float64, sorted bool) []byte {
-	if sorted { // created_at, model, object, run_id, session_id, status, updated_at
-		dst = appendPyFloat(append(dst, `{"created_at":`...), at)
-		dst = appendJSONString(append(dst, `,"model":`...), DefaultModel)
-		dst = appendJSONString(append(dst, `,"object":"hermes.run","run_id":`...), id)
-		dst = appendJSONString(append(dst, `,"session_id":`...), id)
-		dst = appendJSONString(append(dst, `,"status":`...), Queued)
-		dst = appendPyFloat(append(dst, `,"updated_at":`...), at)
-		return append(dst, '}')
-	}
-	// NewRecord's order: object, run_id, status, updated_at, created_at, session_id, model
-	dst = appendJSONString(append(dst, `{"object":"hermes.run","run_id":`...), id)
-	dst = appendJSONString(append(dst, `,"status":`...), Queued)
-	dst = appendPyFloat(append(dst, `,"updated_at":`...), at)
-	dst = appendPyFloat(append(dst, `,"created_at":`...), at)
-	dst = appendJSONString(append(dst, `,"session_id":`...), id)
-	dst = appendJSONString(append(dst, `,"model":`...), DefaultModel)
-	return append(dst, '}')
-}
-
-// Plain reports whether the admission record of s has the default session and
-// model: NewRecord(id, now, s) equals NewRecord(id, now, nil). A nil s is plain.
-func (s *Submission) Plain() bool {
-	return s == nil || !(s.HasSession && s.SessionID.Truthy()) && !s.HasModel
-}
-
 // change starts a record change (runs-api §4.2 rule 2): a clone of rec with
 // status and updated_at rewritten in place.
 func change(rec *Obj, status string, now float64) *Obj {

@@ -1,8 +1,6 @@
 package runs
 
 import (
-	"math"
-	"math/rand/v2"
 	"testing"
 )
 
@@ -153,36 +151,6 @@ func TestShouldPersist(t *testing.T) {
 	for _, c := range cases {
 		if got := ShouldPersist(c.before, c.after); got != c.want {
 			t.Errorf("%s: ShouldPersist = %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
-// AppendPlainRecord renders exactly what AppendJSON renders of the record it
-// skips building, in both key orders, for ids that need escaping and for
-// times of every shape (wire.md §3.1: exponents, integral, ±Inf).
-func TestAppendPlainRecord(t *testing.T) {
-	ids := []string{testRunID, "run_", `q"u\o` + "\x01\u2028é\U0001F600", RunID("default", 139463)}
-	times := []float64{testBase, 1700000000.125, 0, -0.0, 1e16, 1.5e-7, 123456789012345680000.0, -2.5,
-		math.Inf(1), math.Inf(-1), math.MaxFloat64, math.SmallestNonzeroFloat64}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
-		times = append(times, math.Float64frombits(rng.Uint64()))
-	}
-	for _, id := range ids {
-		for _, at := range times {
-			if math.IsNaN(at) {
-				continue // never a time
-			}
-			rec := ObjectValue(NewRecord(id, at, nil))
-			for _, sorted := range []bool{false, true} {
-				want := rec
-				if sorted {
-					want = SortedCopy(rec)
-				}
-				if got, w := string(AppendPlainRecord([]byte("x"), id, at, sorted)), "x"+string(MarshalValue(want)); got != w {
-					t.Fatalf("AppendPlainRecord(%q, %v, %v) =\n%s\nwant\n%s", id, at, sorted, got, w)
-				}
-			}
 		}
 	}
 }

@@ -9,6 +9,9 @@ type Submission struct {
 	HasSession bool
 	Model      Value
 	HasModel   bool
+	// Message is the user message admission extracted (step 9.4): the string
+	// input, or the content of the last element of a message list.
+	Message Value
 }
 
 // Submission 501 details (runs-api §6.8).
@@ -72,7 +75,7 @@ func ValidateSubmission(body Value) (*Submission, *Error) {
 			}
 		}
 	}
-	s := &Submission{}
+	s := &Submission{Message: message}
 	s.SessionID, s.HasSession = o.Get("session_id")
 	s.Model, s.HasModel = o.Get("model")
 	return s, nil

@@ -1,25 +1,31 @@
-// Package storage is the durable store of the emulator: SQLite through sqlx and
-// modernc.org/sqlite (pure Go, driver name "sqlite").
+// Package storage is the durable layer of the emulator: one Store interface
+// with two implementations held to one contract test (contract_test.go) —
+// Memory (plain maps, the default: nothing outlives the process, and no SQLite
+// runs without --db) and DB (SQLite through sqlx and modernc.org/sqlite, pure
+// Go, driver name "sqlite", for --db).
 //
-// The emulator keeps each namespace's live state in memory and mirrors into
-// SQLite only what upstream keeps durable (runs-api §10.4): idempotency
+// The emulator keeps each namespace's live state in memory and writes through
+// the store only what upstream keeps durable (runs-api §10.4): idempotency
 // reservations with their durable record copy (§7, §10.1–§10.2), each
 // namespace's run-id and approval-id counters and scope setting (§12,
 // controls.md §11.6), and the global clock (controls.md §5). The cache layer,
 // keyless runs, sweep schedules, faults, journal, timelines and transports are
 // never stored.
 //
-// Every change is a write-through transaction: Apply performs one Batch — one
-// namespace's change, e.g. "advance the run counter and reserve the key" or a
-// reset — atomically, in an immediate transaction (_txlock=immediate) that takes
-// the write lock when it begins. Load reads everything back at start-up.
+// Every change is one Batch — one namespace's change, e.g. "advance the run
+// counter and reserve the key" or a reset — applied atomically (DB: an
+// immediate transaction, _txlock=immediate). Writer applies batches in order:
+// in memory at once, to a file by one goroutine, several batches a
+// transaction (group commit). Start-up reads only the namespace rows and the
+// clock (LoadMeta); reservations are read on demand (Reservation,
+// ReservationsOfRun), so start-up does not grow with the file.
 //
-// Open("") gives a private in-memory database per instance; Open(path) a file in
-// WAL mode that survives a real process restart (Existed reports one). The schema
-// comes from the numbered files in migrations/ (embedded), versioned by PRAGMA
-// user_version and marked with PRAGMA application_id. Row types with db tags are
-// private to this package; SQLite errors become storage errors in one place
-// (translate), by result code.
+// Open(path) opens a file in WAL mode that survives a real process restart
+// (Existed reports one); Open("") a private SQLite database (tests). The
+// schema comes from the numbered files in migrations/ (embedded), versioned by
+// PRAGMA user_version and marked with PRAGMA application_id. Row types with db
+// tags are private to this package; SQLite errors become storage errors in one
+// place (translate), by result code.
 //
 // This package imports no HTTP and nothing of the domain: records are opaque
 // JSON bytes here.

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 const usage = `hermes-emulator — an emulator of the Hermes Agent peer-run HTTP API (pinned v2026.8.31)
@@ -37,6 +38,7 @@ Usage:
   hermes-emulator serve [flags]   start the emulator
   hermes-emulator version         print the version
   hermes-emulator health [--url]  exit 0 when GET /health answers 200 (container health check)
+  hermes-emulator record --upstream URL --out FILE   record a gateway's runs as scenarios (record --help)
   hermes-emulator --help          this text (also: <command> --help)
 
 Flags of serve (environment variable in brackets):
@@ -75,7 +77,6 @@ func main() {
 	// The binary serves no profiles: without the heap profiler's sampling the
 	// runtime never builds its ~1.4 MB stack-bucket table.
 	runtime.MemProfileRate = 0
-	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -94,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return version(args[1:], stdout, stderr)
 	case "health":
 		return health(args[1:], stdout, stderr)
+	case "record":
+		return recordCmd(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "hermes-emulator: unknown command %q (try --help)\n", args[0])
 	return 2
@@ -107,6 +110,7 @@ type config struct {
 	seed       string
 	bodyBytes  int64
 	noValidate bool
+	scenarios  string // --scenarios file
 }
 
 func env(name, def string) string {
@@ -197,7 +201,10 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", e.getDur("READ_TIMEOUT", 10*time.Second), "request head and each body must arrive within it [HERMES_EMULATOR_READ_TIMEOUT]")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", e.getDur("SHUTDOWN_GRACE", 10*time.Second), "on SIGTERM, wait this long for in-flight requests [HERMES_EMULATOR_SHUTDOWN_GRACE]")
 	fs.Int64Var(&o.MaxInflightBodyBytes, "max-inflight-body-bytes", e.getInt64("MAX_INFLIGHT_BODY_BYTES", 64<<20), "request body bytes held at once before 503 server_busy [HERMES_EMULATOR_MAX_INFLIGHT_BODY_BYTES]")
+	fs.IntVar(&o.MaxNamespaces, "max-namespaces", e.getInt("MAX_NAMESPACES", 10000), "namespaces that may exist; one more answers 429 [HERMES_EMULATOR_MAX_NAMESPACES]")
+	fs.IntVar(&o.SSEBufferBytes, "sse-buffer-bytes", e.getInt("SSE_BUFFER_BYTES", 8<<20), "frames held for an SSE subscriber that does not read; past it the stream closes [HERMES_EMULATOR_SSE_BUFFER_BYTES]")
 	fs.BoolVar(&c.noValidate, "no-response-validation", e.getBool("NO_RESPONSE_VALIDATION"), "do not validate responses against openapi.yaml (load tests) [HERMES_EMULATOR_NO_RESPONSE_VALIDATION]")
+	fs.StringVar(&c.scenarios, "scenarios", env("SCENARIOS", ""), "scenario file (YAML or JSON): matching runs move by themselves (docs/scenarios.md) [HERMES_EMULATOR_SCENARIOS]")
 	c.env = &e
 	var first error
 	if len(e.bad) > 0 {
@@ -261,6 +268,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
 		return 2
 	}
+	var set *scenarios.Set
+	if c.scenarios != "" {
+		var err error
+		if set, err = scenarios.Load(c.scenarios); err != nil {
+			fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
+			return 2
+		}
+	}
 	var handler slog.Handler
 	switch c.logFormat {
 	case "pretty":
@@ -275,6 +290,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	o := c.opts
 	o.Logger = slog.New(handler)
+	o.Scenarios = set
 	o.Seed = c.seed
 	o.MaxBodyBytes = c.bodyBytes
 	o.NoResponseValidation = c.noValidate

@@ -20,7 +20,7 @@ import (
 // cliEnv lists every HERMES_EMULATOR_ variable the CLI reads.
 var cliEnv = []string{"HOST", "PORT", "DB", "ADMIN_KEY", "API_KEY", "MAX_CONCURRENT_RUNS", "MAX_BODY_BYTES", "SEED",
 	"SSE_KEEPALIVE", "SSE_SUBSCRIBE_WAIT", "JOURNAL_SIZE", "MAX_CHECKPOINTS", "LOG", "LOG_REQUESTS",
-	"NO_RESPONSE_VALIDATION", "URL", "READ_TIMEOUT", "SHUTDOWN_GRACE", "MAX_INFLIGHT_BODY_BYTES"}
+	"NO_RESPONSE_VALIDATION", "URL", "READ_TIMEOUT", "SHUTDOWN_GRACE", "MAX_INFLIGHT_BODY_BYTES", "SCENARIOS"}
 
 // cliClean empties every CLI variable (empty = unset) so the test sees only
 // what it sets, then sets kv (name without the prefix, value, …). The host is
@@ -249,8 +249,8 @@ func TestHelpNamesEnvironmentVariables(t *testing.T) {
 			t.Errorf("--%s: usage %q does not name %s] or is missing from --help", f.Name, f.Usage, want)
 		}
 	})
-	if n != 18 {
-		t.Fatalf("%d flags, want 18", n)
+	if n != 21 {
+		t.Fatalf("%d flags, want 21", n)
 	}
 	if !strings.Contains(stdout, "[HERMES_EMULATOR_ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]") {
 		t.Errorf("--admin-key does not name MOCKINGBIRD_ADMIN_KEY")

@@ -1,6 +1,6 @@
 // History: the request journal (controls §7), the timeline of checkpoints and
 // branches (controls §8) and the scenarios (scenarios §4, when present).
-import { call, missing } from './api.js';
+import { call, missing, namespace } from './api.js';
 import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable } from './ui.js';
 
 export function journalView(ctx) {
@@ -106,6 +106,23 @@ export function timelineView(ctx) {
   load();
 }
 
+// sample is what the load form offers when the namespace has no set: two
+// steps that move a new run to completed half a second after admission.
+const sample = { scenarios: [{ name: 'quick', steps: [
+  { after: '100ms', observe: { status: 'running' } },
+  { after: '400ms', observe: { status: 'completed', output: 'Done.' } },
+] }] };
+
+// matchText renders a scenario's match ("every run" when it has none).
+function matchText(m) {
+  const parts = Object.entries(m || {}).map(([k, v]) => k + ' ' + (k === 'model' ? '= ' : '~ ') + v);
+  return parts.length ? parts.join(', ') : 'every run';
+}
+
+// steps renders the length of a step list, or what stands in for an absent
+// one (if_denied: fail the run; on_stop: cancel it).
+function steps(list, absent) { return Array.isArray(list) ? String(list.length) : absent; }
+
 export function scenariosView(ctx) {
   const body = h('div', { id: 'scenarios-body', 'aria-live': 'polite' });
   const text = field('Scenario set (JSON form of the file)', { rows: '14', spellcheck: 'false', value: '' }, 'textarea');
@@ -114,19 +131,34 @@ export function scenariosView(ctx) {
     if (missing(res)) { body.replaceChildren(notAvailable('Scenarios (GET /__admin/hermes/scenarios) are')); editor.hidden = true; return; }
     editor.hidden = false;
     if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
-    body.replaceChildren(h('pre', { class: 'json', tabindex: '0', 'aria-label': 'Current scenarios' }, json(res.data)));
-    if (!text.input.value) { text.input.value = json(res.data); put.refresh(); }
+    const list = (res.data && res.data.scenarios) || [];
+    body.replaceChildren(
+      table('Scenarios of ' + namespace() + ', in match order (the first whose match holds drives a new run)', [
+        { label: 'Name', cell: (c) => h('code', {}, c.name) },
+        { label: 'Match', cell: (c) => matchText(c.match) },
+        { label: 'Steps', cell: (c) => steps(c.steps, '0') },
+        { label: 'If denied', cell: (c) => steps(c.if_denied, 'default: fail') },
+        { label: 'On stop', cell: (c) => steps(c.on_stop, 'default: cancel') },
+        { label: 'Steers', cell: (c) => c.steers || 'keep' },
+      ], list, 'No scenarios in namespace ' + namespace() + ': its runs move only when the control plane moves them.'),
+      h('details', { class: 'sub' }, h('summary', {}, 'The set (JSON)'),
+        h('pre', { class: 'json', tabindex: '0', 'aria-label': 'Current scenarios' }, json(res.data))));
+    if (!text.input.value) { text.input.value = json(list.length ? res.data : sample); put.refresh(); }
   }
   const put = requestCard('Load scenarios', { name: 'put-scenarios', label: 'Load', fields: [text],
-    hint: 'Replaces this namespace\'s set; runs already admitted keep theirs.' }, () => {
+    hint: ['Replaces this namespace\'s set for new runs; runs already admitted keep theirs. A YAML file: start the emulator with ',
+      h('code', {}, 'serve --scenarios FILE'), ', or send its JSON form.'] }, () => {
     let v;
     try { v = JSON.parse(text.input.value || 'null'); } catch (e) { throw new Error('Not valid JSON: ' + e.message); }
     return { method: 'PUT', path: '/hermes/scenarios', body: v };
   }, load);
   const del = requestCard('Remove scenarios', { name: 'delete-scenarios', label: 'Remove', danger: true,
-    confirm: 'The namespace will have no scenarios (not even the default) until the next load.' },
+    hint: 'Runs already admitted keep their scenario.',
+    confirm: 'The namespace will have no scenarios (not even the serve --scenarios default) until the next load.' },
   () => ({ method: 'DELETE', path: '/hermes/scenarios' }), load);
   const editor = h('div', { class: 'split' }, put, del);
-  ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'scen-h' }, h('h2', { id: 'scen-h' }, 'Scenarios'), body), editor);
+  ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'scen-h' }, h('h2', { id: 'scen-h' }, 'Scenarios'),
+    h('p', { class: 'hint' }, 'Runs that move by themselves: each step is a Hermes control fired on the emulator clock (a frozen clock fires them when it is advanced).'),
+    h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: load }, 'Refresh')), body), editor);
   load();
 }

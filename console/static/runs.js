@@ -95,9 +95,17 @@ function facts(v) {
     ['Reservation', (v.reservation_keys || []).length ? v.reservation_keys.join(', ') : 'none (keyless)'],
     ['Events', (v.events_buffered ?? '') + ' buffered, ' + (v.events_delivered ?? '') + ' delivered; transport ' + (v.transport || '')],
     ['Subscriber', v.subscriber ? 'connected' : 'none'],
-    ['Scenario', v.scenario ? json(v.scenario) : 'none'],
+    ['Scenario', scenario(v.scenario)],
   ];
   return h('dl', { class: 'facts' }, rows.map(([k, val]) => [h('dt', {}, k), h('dd', {}, val)]));
+}
+
+// scenario renders a run's scenario position (docs/scenarios.md §6): its
+// name, the next step and when it falls due, or that it waits for an answer.
+function scenario(p) {
+  if (!p) return 'none';
+  const next = typeof p.due === 'number' ? 'due ' + new Date(p.due).toISOString().replace('T', ' ') : 'waits for the approval answer';
+  return h('span', { 'data-scenario': p.name }, p.name + ': next ' + p.step + ', ' + next);
 }
 
 function listBlock(title, items, render) {

@@ -376,6 +376,38 @@ type ClientInterface interface {
 	// Corresponds with POST /__admin/hermes/runs/{id}/steer/deliver (the `HermesDeliver` operationId).
 	HermesDeliver(ctx context.Context, id RunID, params *HermesDeliverParams, body HermesDeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// HermesScenariosDelete Leave the namespace without scenarios until the next PUT
+	//
+	// docs/scenarios.md. Not even the `serve --scenarios` default applies afterwards.
+	//
+	// Corresponds with DELETE /__admin/hermes/scenarios (the `HermesScenariosDelete` operationId).
+	HermesScenariosDelete(ctx context.Context, params *HermesScenariosDeleteParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HermesScenariosGet The namespace's scenario set
+	//
+	// docs/scenarios.md. The namespace's own set, else the `serve --scenarios` default, else `{"scenarios":[]}`, in the JSON form it was given.
+	//
+	// Corresponds with GET /__admin/hermes/scenarios (the `HermesScenariosGet` operationId).
+	HermesScenariosGet(ctx context.Context, params *HermesScenariosGetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HermesScenariosPutWithBody Replace the namespace's scenario set
+	//
+	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /__admin/hermes/scenarios (the `HermesScenariosPut` operationId).
+	HermesScenariosPutWithBody(ctx context.Context, params *HermesScenariosPutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HermesScenariosPut Replace the namespace's scenario set
+	//
+	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /__admin/hermes/scenarios (the `HermesScenariosPut` operationId).
+	HermesScenariosPut(ctx context.Context, params *HermesScenariosPutParams, body HermesScenariosPutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// HermesScopeWithBody Set the namespace's synthetic profile and identity
 	//
 	// controls §11.6.
@@ -1165,6 +1197,78 @@ func (c *Client) HermesDeliverWithBody(ctx context.Context, id RunID, params *He
 // Corresponds with POST /__admin/hermes/runs/{id}/steer/deliver (the `HermesDeliver` operationId).
 func (c *Client) HermesDeliver(ctx context.Context, id RunID, params *HermesDeliverParams, body HermesDeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHermesDeliverRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HermesScenariosDelete Leave the namespace without scenarios until the next PUT
+//
+// docs/scenarios.md. Not even the `serve --scenarios` default applies afterwards.
+//
+// Corresponds with DELETE /__admin/hermes/scenarios (the `HermesScenariosDelete` operationId).
+func (c *Client) HermesScenariosDelete(ctx context.Context, params *HermesScenariosDeleteParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHermesScenariosDeleteRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HermesScenariosGet The namespace's scenario set
+//
+// docs/scenarios.md. The namespace's own set, else the `serve --scenarios` default, else `{"scenarios":[]}`, in the JSON form it was given.
+//
+// Corresponds with GET /__admin/hermes/scenarios (the `HermesScenariosGet` operationId).
+func (c *Client) HermesScenariosGet(ctx context.Context, params *HermesScenariosGetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHermesScenariosGetRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HermesScenariosPutWithBody Replace the namespace's scenario set
+//
+// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /__admin/hermes/scenarios (the `HermesScenariosPut` operationId).
+func (c *Client) HermesScenariosPutWithBody(ctx context.Context, params *HermesScenariosPutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHermesScenariosPutRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HermesScenariosPut Replace the namespace's scenario set
+//
+// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /__admin/hermes/scenarios (the `HermesScenariosPut` operationId).
+func (c *Client) HermesScenariosPut(ctx context.Context, params *HermesScenariosPutParams, body HermesScenariosPutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHermesScenariosPutRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3022,6 +3126,181 @@ func NewHermesDeliverRequestWithBody(server string, id RunID, params *HermesDeli
 	return req, nil
 }
 
+// NewHermesScenariosDeleteRequest constructs an http.Request for the HermesScenariosDelete method
+func NewHermesScenariosDeleteRequest(server string, params *HermesScenariosDeleteParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/__admin/hermes/scenarios")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Namespace != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "namespace", *params.Namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewHermesScenariosGetRequest constructs an http.Request for the HermesScenariosGet method
+func NewHermesScenariosGetRequest(server string, params *HermesScenariosGetParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/__admin/hermes/scenarios")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Namespace != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "namespace", *params.Namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewHermesScenariosPutRequest calls the generic HermesScenariosPut builder with application/json body
+func NewHermesScenariosPutRequest(server string, params *HermesScenariosPutParams, body HermesScenariosPutJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewHermesScenariosPutRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewHermesScenariosPutRequestWithBody constructs an http.Request for the HermesScenariosPut method, with any body, and a specified content type
+func NewHermesScenariosPutRequestWithBody(server string, params *HermesScenariosPutParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/__admin/hermes/scenarios")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Namespace != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "namespace", *params.Namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewHermesScopeRequest calls the generic HermesScope builder with application/json body
 func NewHermesScopeRequest(server string, params *HermesScopeParams, body HermesScopeJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4419,6 +4698,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /__admin/hermes/runs/{id}/steer/deliver (the `HermesDeliver` operationId).
 	HermesDeliverWithResponse(ctx context.Context, id RunID, params *HermesDeliverParams, body HermesDeliverJSONRequestBody, reqEditors ...RequestEditorFn) (*HermesDeliverResponse, error)
 
+	// HermesScenariosDeleteWithResponse Leave the namespace without scenarios until the next PUT
+	//
+	// docs/scenarios.md. Not even the `serve --scenarios` default applies afterwards.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /__admin/hermes/scenarios (the `HermesScenariosDelete` operationId).
+	HermesScenariosDeleteWithResponse(ctx context.Context, params *HermesScenariosDeleteParams, reqEditors ...RequestEditorFn) (*HermesScenariosDeleteResponse, error)
+
+	// HermesScenariosGetWithResponse The namespace's scenario set
+	//
+	// docs/scenarios.md. The namespace's own set, else the `serve --scenarios` default, else `{"scenarios":[]}`, in the JSON form it was given.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /__admin/hermes/scenarios (the `HermesScenariosGet` operationId).
+	HermesScenariosGetWithResponse(ctx context.Context, params *HermesScenariosGetParams, reqEditors ...RequestEditorFn) (*HermesScenariosGetResponse, error)
+
+	// HermesScenariosPutWithBodyWithResponse Replace the namespace's scenario set
+	//
+	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /__admin/hermes/scenarios (the `HermesScenariosPut` operationId).
+	HermesScenariosPutWithBodyWithResponse(ctx context.Context, params *HermesScenariosPutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HermesScenariosPutResponse, error)
+
+	// HermesScenariosPutWithResponse Replace the namespace's scenario set
+	//
+	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /__admin/hermes/scenarios (the `HermesScenariosPut` operationId).
+	HermesScenariosPutWithResponse(ctx context.Context, params *HermesScenariosPutParams, body HermesScenariosPutJSONRequestBody, reqEditors ...RequestEditorFn) (*HermesScenariosPutResponse, error)
+
 	// HermesScopeWithBodyWithResponse Set the namespace's synthetic profile and identity
 	//
 	// controls §11.6.
@@ -4696,6 +5011,8 @@ type BranchCreateResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -4723,6 +5040,11 @@ func (r BranchCreateResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r BranchCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BranchCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -4772,6 +5094,8 @@ type BranchCheckoutResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -4799,6 +5123,11 @@ func (r BranchCheckoutResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r BranchCheckoutResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BranchCheckoutResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -4848,6 +5177,8 @@ type CheckpointCreateResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -4875,6 +5206,11 @@ func (r CheckpointCreateResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CheckpointCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CheckpointCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5647,6 +5983,8 @@ type HermesDrainGetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5669,6 +6007,11 @@ func (r HermesDrainGetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDrainGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDrainGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5716,6 +6059,8 @@ type HermesDrainSetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5738,6 +6083,11 @@ func (r HermesDrainSetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDrainSetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDrainSetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5785,6 +6135,8 @@ type HermesRestartResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5807,6 +6159,11 @@ func (r HermesRestartResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRestartResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRestartResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5854,6 +6211,8 @@ type HermesRunsListResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5876,6 +6235,11 @@ func (r HermesRunsListResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRunsListResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRunsListResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -5925,6 +6289,8 @@ type HermesRunGetResponse struct {
 	JSON404 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -5952,6 +6318,11 @@ func (r HermesRunGetResponse) GetJSON404() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesRunGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesRunGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6003,6 +6374,8 @@ type HermesEventsResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6035,6 +6408,11 @@ func (r HermesEventsResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesEventsResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesEventsResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6086,6 +6464,8 @@ type HermesObserveResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6118,6 +6498,11 @@ func (r HermesObserveResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesObserveResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesObserveResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6169,6 +6554,8 @@ type HermesDeliverResponse struct {
 	JSON409 *HermesError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6201,6 +6588,11 @@ func (r HermesDeliverResponse) GetJSON409() *HermesError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesDeliverResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesDeliverResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6237,6 +6629,206 @@ func (r HermesDeliverResponse) ContentType() string {
 	return ""
 }
 
+type HermesScenariosDeleteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StatusOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *AdminError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r HermesScenariosDeleteResponse) GetJSON200() *StatusOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r HermesScenariosDeleteResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r HermesScenariosDeleteResponse) GetJSON401() *AdminError {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesScenariosDeleteResponse) GetJSON413() *AdminError {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesScenariosDeleteResponse) GetJSON429() *AdminError {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r HermesScenariosDeleteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HermesScenariosDeleteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HermesScenariosDeleteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HermesScenariosDeleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type HermesScenariosGetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ScenarioFile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AdminError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r HermesScenariosGetResponse) GetJSON200() *ScenarioFile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r HermesScenariosGetResponse) GetJSON400() *AdminError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r HermesScenariosGetResponse) GetJSON401() *AdminError {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesScenariosGetResponse) GetJSON413() *AdminError {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r HermesScenariosGetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HermesScenariosGetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HermesScenariosGetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HermesScenariosGetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type HermesScenariosPutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ScenarioCount
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AnyError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *AdminError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *AdminError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r HermesScenariosPutResponse) GetJSON200() *ScenarioCount {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r HermesScenariosPutResponse) GetJSON400() *AnyError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r HermesScenariosPutResponse) GetJSON401() *AdminError {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r HermesScenariosPutResponse) GetJSON413() *AdminError {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesScenariosPutResponse) GetJSON429() *AdminError {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r HermesScenariosPutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HermesScenariosPutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HermesScenariosPutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HermesScenariosPutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type HermesScopeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6248,6 +6840,8 @@ type HermesScopeResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6270,6 +6864,11 @@ func (r HermesScopeResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesScopeResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesScopeResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6317,6 +6916,8 @@ type HermesSweepResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6339,6 +6940,11 @@ func (r HermesSweepResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r HermesSweepResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r HermesSweepResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6876,6 +7482,8 @@ type ResetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6898,6 +7506,11 @@ func (r ResetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ResetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -6945,6 +7558,8 @@ type SnapshotCreateResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -6967,6 +7582,11 @@ func (r SnapshotCreateResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SnapshotCreateResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SnapshotCreateResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7094,6 +7714,8 @@ type SnapshotRestoreResponse struct {
 	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -7126,6 +7748,11 @@ func (r SnapshotRestoreResponse) GetJSON409() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SnapshotRestoreResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SnapshotRestoreResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7172,7 +7799,7 @@ type StreamGetResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *AdminError
+	JSON503 *StreamGet503JSONResponseBody
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -7191,7 +7818,7 @@ func (r StreamGetResponse) GetJSON413() *AdminError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StreamGetResponse) GetJSON503() *AdminError {
+func (r StreamGetResponse) GetJSON503() *StreamGet503JSONResponseBody {
 	return r.JSON503
 }
 
@@ -7235,6 +7862,8 @@ type TimelineGetResponse struct {
 	JSON401 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyNamespaces
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServerBusy
 }
@@ -7257,6 +7886,11 @@ func (r TimelineGetResponse) GetJSON401() *AdminError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r TimelineGetResponse) GetJSON413() *AdminError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TimelineGetResponse) GetJSON429() *TooManyNamespaces {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -7842,6 +8476,66 @@ func (c *ClientWithResponses) HermesDeliverWithResponse(ctx context.Context, id 
 	return ParseHermesDeliverResponse(rsp)
 }
 
+// HermesScenariosDeleteWithResponse Leave the namespace without scenarios until the next PUT
+//
+// docs/scenarios.md. Not even the `serve --scenarios` default applies afterwards.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /__admin/hermes/scenarios (the `HermesScenariosDelete` operationId).
+func (c *ClientWithResponses) HermesScenariosDeleteWithResponse(ctx context.Context, params *HermesScenariosDeleteParams, reqEditors ...RequestEditorFn) (*HermesScenariosDeleteResponse, error) {
+	rsp, err := c.HermesScenariosDelete(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHermesScenariosDeleteResponse(rsp)
+}
+
+// HermesScenariosGetWithResponse The namespace's scenario set
+//
+// docs/scenarios.md. The namespace's own set, else the `serve --scenarios` default, else `{"scenarios":[]}`, in the JSON form it was given.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /__admin/hermes/scenarios (the `HermesScenariosGet` operationId).
+func (c *ClientWithResponses) HermesScenariosGetWithResponse(ctx context.Context, params *HermesScenariosGetParams, reqEditors ...RequestEditorFn) (*HermesScenariosGetResponse, error) {
+	rsp, err := c.HermesScenariosGet(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHermesScenariosGetResponse(rsp)
+}
+
+// HermesScenariosPutWithBodyWithResponse Replace the namespace's scenario set
+//
+// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /__admin/hermes/scenarios (the `HermesScenariosPut` operationId).
+func (c *ClientWithResponses) HermesScenariosPutWithBodyWithResponse(ctx context.Context, params *HermesScenariosPutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HermesScenariosPutResponse, error) {
+	rsp, err := c.HermesScenariosPutWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHermesScenariosPutResponse(rsp)
+}
+
+// HermesScenariosPutWithResponse Replace the namespace's scenario set
+//
+// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /__admin/hermes/scenarios (the `HermesScenariosPut` operationId).
+func (c *ClientWithResponses) HermesScenariosPutWithResponse(ctx context.Context, params *HermesScenariosPutParams, body HermesScenariosPutJSONRequestBody, reqEditors ...RequestEditorFn) (*HermesScenariosPutResponse, error) {
+	rsp, err := c.HermesScenariosPut(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHermesScenariosPutResponse(rsp)
+}
+
 // HermesScopeWithBodyWithResponse Set the namespace's synthetic profile and identity
 //
 // controls §11.6.
@@ -8271,6 +8965,13 @@ func ParseBranchCreateResponse(rsp *http.Response) (*BranchCreateResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8332,6 +9033,13 @@ func ParseBranchCheckoutResponse(rsp *http.Response) (*BranchCheckoutResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8392,6 +9100,13 @@ func ParseCheckpointCreateResponse(rsp *http.Response) (*CheckpointCreateRespons
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9022,6 +9737,13 @@ func ParseHermesDrainGetResponse(rsp *http.Response) (*HermesDrainGetResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9075,6 +9797,13 @@ func ParseHermesDrainSetResponse(rsp *http.Response) (*HermesDrainSetResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9130,6 +9859,13 @@ func ParseHermesRestartResponse(rsp *http.Response) (*HermesRestartResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9183,6 +9919,13 @@ func ParseHermesRunsListResponse(rsp *http.Response) (*HermesRunsListResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9244,6 +9987,13 @@ func ParseHermesRunGetResponse(rsp *http.Response) (*HermesRunGetResponse, error
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9313,6 +10063,13 @@ func ParseHermesEventsResponse(rsp *http.Response) (*HermesEventsResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9380,6 +10137,13 @@ func ParseHermesObserveResponse(rsp *http.Response) (*HermesObserveResponse, err
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9449,12 +10213,174 @@ func ParseHermesDeliverResponse(rsp *http.Response) (*HermesDeliverResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseHermesScenariosDeleteResponse parses an HTTP response from a HermesScenariosDeleteWithResponse call
+func ParseHermesScenariosDeleteResponse(rsp *http.Response) (*HermesScenariosDeleteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HermesScenariosDeleteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StatusOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseHermesScenariosGetResponse parses an HTTP response from a HermesScenariosGetWithResponse call
+func ParseHermesScenariosGetResponse(rsp *http.Response) (*HermesScenariosGetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HermesScenariosGetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScenarioFile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseHermesScenariosPutResponse parses an HTTP response from a HermesScenariosPutWithResponse call
+func ParseHermesScenariosPutResponse(rsp *http.Response) (*HermesScenariosPutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HermesScenariosPutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScenarioCount
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AnyError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	}
 
@@ -9502,6 +10428,13 @@ func ParseHermesScopeResponse(rsp *http.Response) (*HermesScopeResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9556,6 +10489,13 @@ func ParseHermesSweepResponse(rsp *http.Response) (*HermesSweepResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -9999,6 +10939,13 @@ func ParseResetResponse(rsp *http.Response) (*ResetResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10052,6 +10999,13 @@ func ParseSnapshotCreateResponse(rsp *http.Response) (*SnapshotCreateResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
@@ -10182,6 +11136,13 @@ func ParseSnapshotRestoreResponse(rsp *http.Response) (*SnapshotRestoreResponse,
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10230,7 +11191,7 @@ func ParseStreamGetResponse(rsp *http.Response) (*StreamGetResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest AdminError
+		var dest StreamGet503JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10282,6 +11243,13 @@ func ParseTimelineGetResponse(rsp *http.Response) (*TimelineGetResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyNamespaces
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ServerBusy

@@ -76,6 +76,15 @@ type ServerInterface interface {
 	// HermesDeliver Consume the run's queued steer texts
 	// (POST /__admin/hermes/runs/{id}/steer/deliver)
 	HermesDeliver(ctx echo.Context, id RunID, params HermesDeliverParams) error
+	// HermesScenariosDelete Leave the namespace without scenarios until the next PUT
+	// (DELETE /__admin/hermes/scenarios)
+	HermesScenariosDelete(ctx echo.Context, params HermesScenariosDeleteParams) error
+	// HermesScenariosGet The namespace's scenario set
+	// (GET /__admin/hermes/scenarios)
+	HermesScenariosGet(ctx echo.Context, params HermesScenariosGetParams) error
+	// HermesScenariosPut Replace the namespace's scenario set
+	// (PUT /__admin/hermes/scenarios)
+	HermesScenariosPut(ctx echo.Context, params HermesScenariosPutParams) error
 	// HermesScope Set the namespace's synthetic profile and identity
 	// (POST /__admin/hermes/scope)
 	HermesScope(ctx echo.Context, params HermesScopeParams) error
@@ -679,6 +688,66 @@ func (w *ServerInterfaceWrapper) HermesDeliver(ctx echo.Context) error {
 	return err
 }
 
+// HermesScenariosDelete converts echo context to params.
+func (w *ServerInterfaceWrapper) HermesScenariosDelete(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params HermesScenariosDeleteParams
+	// ------------- Optional query parameter "namespace" -------------
+
+	// hermes-emulator: a string query parameter is its first value, as sent; the handler and the
+	// request validator (package admin) check it, so the wrapper never answers 400.
+	if values, found := ctx.QueryParams()["namespace"]; found {
+		value := NamespaceQuery(values[0])
+		params.Namespace = &value
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.HermesScenariosDelete(ctx, params)
+	return err
+}
+
+// HermesScenariosGet converts echo context to params.
+func (w *ServerInterfaceWrapper) HermesScenariosGet(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params HermesScenariosGetParams
+	// ------------- Optional query parameter "namespace" -------------
+
+	// hermes-emulator: a string query parameter is its first value, as sent; the handler and the
+	// request validator (package admin) check it, so the wrapper never answers 400.
+	if values, found := ctx.QueryParams()["namespace"]; found {
+		value := NamespaceQuery(values[0])
+		params.Namespace = &value
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.HermesScenariosGet(ctx, params)
+	return err
+}
+
+// HermesScenariosPut converts echo context to params.
+func (w *ServerInterfaceWrapper) HermesScenariosPut(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params HermesScenariosPutParams
+	// ------------- Optional query parameter "namespace" -------------
+
+	// hermes-emulator: a string query parameter is its first value, as sent; the handler and the
+	// request validator (package admin) check it, so the wrapper never answers 400.
+	if values, found := ctx.QueryParams()["namespace"]; found {
+		value := NamespaceQuery(values[0])
+		params.Namespace = &value
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.HermesScenariosPut(ctx, params)
+	return err
+}
+
 // HermesScope converts echo context to params.
 func (w *ServerInterfaceWrapper) HermesScope(ctx echo.Context) error {
 	var err error
@@ -1180,6 +1249,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/__admin/hermes/restart", wrapper.HermesRestart, options.OperationMiddlewares["HermesRestart"]...)
 	router.POST(options.BaseURL+"/__admin/hermes/scope", wrapper.HermesScope, options.OperationMiddlewares["HermesScope"]...)
 	router.POST(options.BaseURL+"/__admin/hermes/sweep", wrapper.HermesSweep, options.OperationMiddlewares["HermesSweep"]...)
+	router.DELETE(options.BaseURL+"/__admin/hermes/scenarios", wrapper.HermesScenariosDelete, options.OperationMiddlewares["HermesScenariosDelete"]...)
+	router.GET(options.BaseURL+"/__admin/hermes/scenarios", wrapper.HermesScenariosGet, options.OperationMiddlewares["HermesScenariosGet"]...)
+	router.PUT(options.BaseURL+"/__admin/hermes/scenarios", wrapper.HermesScenariosPut, options.OperationMiddlewares["HermesScenariosPut"]...)
 	router.GET(options.BaseURL+"/__admin/stream", wrapper.StreamGet, options.OperationMiddlewares["StreamGet"]...)
 
 }

@@ -250,6 +250,39 @@ func (e RunViewTransport) Valid() bool {
 	}
 }
 
+// Defines values for ScenarioSteers.
+const (
+	Deliver ScenarioSteers = "deliver"
+	Keep    ScenarioSteers = "keep"
+)
+
+// Valid indicates whether the value is a known member of the ScenarioSteers enum.
+func (e ScenarioSteers) Valid() bool {
+	switch e {
+	case Deliver:
+		return true
+	case Keep:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScenarioStepDeliverSteers.
+const (
+	True ScenarioStepDeliverSteers = true
+)
+
+// Valid indicates whether the value is a known member of the ScenarioStepDeliverSteers enum.
+func (e ScenarioStepDeliverSteers) Valid() bool {
+	switch e {
+	case True:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ScriptedEventEvent.
 const (
 	MessageDelta       ScriptedEventEvent = "message.delta"
@@ -635,10 +668,13 @@ type Mapped struct {
 
 // Metrics defines model for Metrics.
 type Metrics struct {
-	ByOperation     map[string]int `json:"byOperation"`
-	Faults          int            `json:"faults"`
-	Requests        int            `json:"requests"`
-	TotalDurationMs float64        `json:"totalDurationMs"`
+	ByOperation map[string]int `json:"byOperation"`
+	Faults      int            `json:"faults"`
+	Requests    int            `json:"requests"`
+
+	// ScenarioSteps Scenario steps fired, by scenario name (docs/scenarios.md §6); present once one has fired since the last DELETE.
+	ScenarioSteps   *map[string]int `json:"scenarioSteps,omitempty"`
+	TotalDurationMs float64         `json:"totalDurationMs"`
 	Unmatched       []struct {
 		Count  int    `json:"count"`
 		Method string `json:"method"`
@@ -771,9 +807,13 @@ type RunView struct {
 	ReservationKeys []string `json:"reservation_keys"`
 	RunId           string   `json:"run_id"`
 
-	// Scenario The scenario driving the run (null until scenarios exist).
-	Scenario *map[string]interface{} `json:"scenario"`
-	Status   RunStatus               `json:"status"`
+	// Scenario The scenario driving the run (docs/scenarios.md §6), null when none: its name, the next step as the file names it (`steps[2]`, `if_denied[0]`, `on_stop[0]`), and when that step falls due (epoch ms; null while the scenario waits for an approval answer).
+	Scenario *struct {
+		Due  *float64 `json:"due"`
+		Name string   `json:"name"`
+		Step string   `json:"step"`
+	} `json:"scenario"`
+	Status RunStatus `json:"status"`
 
 	// Steers Queued steer texts, oldest first.
 	Steers     []string         `json:"steers"`
@@ -784,6 +824,69 @@ type RunView struct {
 
 // RunViewTransport defines model for RunView.Transport.
 type RunViewTransport string
+
+// Scenario defines model for Scenario.
+type Scenario struct {
+	IfDenied *[]ScenarioStep `json:"if_denied,omitempty"`
+
+	// Match Every given field must hold; absent matches every run.
+	Match *struct {
+		// Input RE2, searched in the run's user message text.
+		Input *string `json:"input,omitempty"`
+
+		// Model Equal to the record's model.
+		Model *string `json:"model,omitempty"`
+
+		// SessionId RE2, searched in the record's session_id.
+		SessionId *string `json:"session_id,omitempty"`
+	} `json:"match,omitempty"`
+	Name   string          `json:"name"`
+	OnStop *[]ScenarioStep `json:"on_stop,omitempty"`
+	Steers *ScenarioSteers `json:"steers,omitempty"`
+	Steps  []ScenarioStep  `json:"steps"`
+}
+
+// ScenarioSteers defines model for Scenario.Steers.
+type ScenarioSteers string
+
+// ScenarioCount defines model for ScenarioCount.
+type ScenarioCount struct {
+	// Scenarios The number of scenarios in the set.
+	Scenarios int `json:"scenarios"`
+}
+
+// ScenarioFile A scenario file's JSON form (docs/scenarios.md).
+type ScenarioFile struct {
+	Scenarios []Scenario `json:"scenarios"`
+}
+
+// ScenarioStep A delay and exactly one action, each the Hermes control of the same name.
+type ScenarioStep struct {
+	// After A Go duration string ("250ms", "1.5s") or a number of milliseconds, ≥ 0.
+	After ScenarioStep_After `json:"after"`
+
+	// Approval Any JSON object.
+	Approval      *OpenObject                `json:"approval,omitempty"`
+	DeliverSteers *ScenarioStepDeliverSteers `json:"deliver_steers,omitempty"`
+	Events        *[]OpenObject              `json:"events,omitempty"`
+
+	// Observe Any JSON object.
+	Observe *OpenObject `json:"observe,omitempty"`
+}
+
+// ScenarioStepAfter0 defines model for ScenarioStep.After.0.
+type ScenarioStepAfter0 = string
+
+// ScenarioStepAfter1 defines model for ScenarioStep.After.1.
+type ScenarioStepAfter1 = float32
+
+// ScenarioStep_After A Go duration string ("250ms", "1.5s") or a number of milliseconds, ≥ 0.
+type ScenarioStep_After struct {
+	union json.RawMessage
+}
+
+// ScenarioStepDeliverSteers defines model for ScenarioStep.DeliverSteers.
+type ScenarioStepDeliverSteers bool
 
 // ScopeResult defines model for ScopeResult.
 type ScopeResult struct {
@@ -860,6 +963,9 @@ type AnyError struct {
 
 // ServerBusy defines model for ServerBusy.
 type ServerBusy = HermesError
+
+// TooManyNamespaces defines model for TooManyNamespaces.
+type TooManyNamespaces = AdminError
 
 // IndexParams defines parameters for Index.
 type IndexParams struct {
@@ -1038,6 +1144,24 @@ type HermesDeliverParams struct {
 	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
 }
 
+// HermesScenariosDeleteParams defines parameters for HermesScenariosDelete.
+type HermesScenariosDeleteParams struct {
+	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
+	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
+}
+
+// HermesScenariosGetParams defines parameters for HermesScenariosGet.
+type HermesScenariosGetParams struct {
+	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
+	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
+}
+
+// HermesScenariosPutParams defines parameters for HermesScenariosPut.
+type HermesScenariosPutParams struct {
+	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
+	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
+}
+
 // HermesScopeJSONBody defines parameters for HermesScope.
 type HermesScopeJSONBody struct {
 	Identity string `json:"identity"`
@@ -1158,6 +1282,11 @@ type StreamGetParams struct {
 	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
 }
 
+// StreamGet503JSONResponseBody defines parameters for StreamGet.
+type StreamGet503JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // TimelineGetParams defines parameters for TimelineGet.
 type TimelineGetParams struct {
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
@@ -1199,6 +1328,9 @@ type HermesObserveJSONRequestBody = Observation
 
 // HermesDeliverJSONRequestBody defines body for HermesDeliver for application/json ContentType.
 type HermesDeliverJSONRequestBody = Empty
+
+// HermesScenariosPutJSONRequestBody defines body for HermesScenariosPut for application/json ContentType.
+type HermesScenariosPutJSONRequestBody = ScenarioFile
 
 // HermesScopeJSONRequestBody defines body for HermesScope for application/json ContentType.
 type HermesScopeJSONRequestBody HermesScopeJSONBody
@@ -1395,6 +1527,68 @@ func (a ScriptedEvent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// AsScenarioStepAfter0 returns the union data inside the ScenarioStep_After as a ScenarioStepAfter0
+func (t ScenarioStep_After) AsScenarioStepAfter0() (ScenarioStepAfter0, error) {
+	var body ScenarioStepAfter0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromScenarioStepAfter0 overwrites any union data inside the ScenarioStep_After as the provided ScenarioStepAfter0
+func (t *ScenarioStep_After) FromScenarioStepAfter0(v ScenarioStepAfter0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeScenarioStepAfter0 performs a merge with any union data inside the ScenarioStep_After, using the provided ScenarioStepAfter0
+func (t *ScenarioStep_After) MergeScenarioStepAfter0(v ScenarioStepAfter0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsScenarioStepAfter1 returns the union data inside the ScenarioStep_After as a ScenarioStepAfter1
+func (t ScenarioStep_After) AsScenarioStepAfter1() (ScenarioStepAfter1, error) {
+	var body ScenarioStepAfter1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromScenarioStepAfter1 overwrites any union data inside the ScenarioStep_After as the provided ScenarioStepAfter1
+func (t *ScenarioStep_After) FromScenarioStepAfter1(v ScenarioStepAfter1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeScenarioStepAfter1 performs a merge with any union data inside the ScenarioStep_After, using the provided ScenarioStepAfter1
+func (t *ScenarioStep_After) MergeScenarioStepAfter1(v ScenarioStepAfter1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ScenarioStep_After) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ScenarioStep_After) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsAdminError returns the union data inside the AnyError as a AdminError
 func (t AnyError) AsAdminError() (AdminError, error) {
 	var body AdminError
@@ -1515,6 +1709,68 @@ func (t FaultAdd201JSONResponseBody) MarshalJSON() ([]byte, error) {
 }
 
 func (t *FaultAdd201JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHermesError returns the union data inside the StreamGet503JSONResponseBody as a HermesError
+func (t StreamGet503JSONResponseBody) AsHermesError() (HermesError, error) {
+	var body HermesError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHermesError overwrites any union data inside the StreamGet503JSONResponseBody as the provided HermesError
+func (t *StreamGet503JSONResponseBody) FromHermesError(v HermesError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHermesError performs a merge with any union data inside the StreamGet503JSONResponseBody, using the provided HermesError
+func (t *StreamGet503JSONResponseBody) MergeHermesError(v HermesError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAdminError returns the union data inside the StreamGet503JSONResponseBody as a AdminError
+func (t StreamGet503JSONResponseBody) AsAdminError() (AdminError, error) {
+	var body AdminError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAdminError overwrites any union data inside the StreamGet503JSONResponseBody as the provided AdminError
+func (t *StreamGet503JSONResponseBody) FromAdminError(v AdminError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAdminError performs a merge with any union data inside the StreamGet503JSONResponseBody, using the provided AdminError
+func (t *StreamGet503JSONResponseBody) MergeAdminError(v AdminError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StreamGet503JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StreamGet503JSONResponseBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

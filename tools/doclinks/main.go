@@ -4,10 +4,14 @@
 // <a id="…"> of the target page. Links with a scheme (https:, mailto:) are not
 // fetched.
 //
-//	go run ./tools/doclinks [-root DIR] FILE.md…
+//	go run ./tools/doclinks [-root DIR] [-index docs/README.md] FILE.md…
 //
-// It prints one line per broken link and exits 1 when there is any; scripts/check
-// runs it over every tracked Markdown file.
+// With -index, the index page must also link every other Markdown page of its
+// folder (a page nobody can find from the index is a broken link too).
+//
+// It prints one line per broken link (or unindexed page) and exits 1 when there
+// is any; scripts/check runs it over every tracked Markdown file, with the
+// docs/README.md index.
 package main
 
 import (
@@ -22,8 +26,20 @@ import (
 
 func main() {
 	root := flag.String("root", ".", "repository root: no link may point outside it")
+	index := flag.String("index", "", "an index page that must link every other .md page of its folder")
 	flag.Parse()
 	bad := 0
+	if *index != "" {
+		missing, err := Unindexed(*root, *index)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "doclinks: %v\n", err)
+			os.Exit(2)
+		}
+		for _, page := range missing {
+			fmt.Fprintf(os.Stderr, "%s: no link to %s, a page of its folder\n", *index, page)
+		}
+		bad += len(missing)
+	}
 	for _, f := range flag.Args() {
 		problems, err := Check(*root, f)
 		if err != nil {
@@ -36,7 +52,7 @@ func main() {
 		bad += len(problems)
 	}
 	if bad > 0 {
-		fmt.Fprintf(os.Stderr, "doclinks: %d broken link(s)\n", bad)
+		fmt.Fprintf(os.Stderr, "doclinks: %d broken link(s) or unindexed page(s)\n", bad)
 		os.Exit(1)
 	}
 }
@@ -209,4 +225,37 @@ func checkLink(root, path, text, target string) string {
 		return "no heading or anchor #" + frag + " in " + target
 	}
 	return ""
+}
+
+// Unindexed returns the names of the Markdown pages in the folder of the index
+// page (relative to root or absolute) that the index does not link to, sorted.
+// A link counts whatever its #fragment.
+func Unindexed(root, index string) ([]string, error) {
+	file := index
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(root, index)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(file)
+	linked := map[string]bool{}
+	for _, l := range Links(string(data)) {
+		target, _, _ := strings.Cut(l.Target, "#")
+		if target != "" && !scheme.MatchString(target) {
+			linked[filepath.Clean(filepath.Join(dir, filepath.FromSlash(target)))] = true
+		}
+	}
+	pages, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, p := range pages { // Glob sorts
+		if p != filepath.Clean(file) && !linked[p] {
+			missing = append(missing, filepath.Base(p))
+		}
+	}
+	return missing, nil
 }

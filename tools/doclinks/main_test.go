@@ -87,8 +87,37 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// An index page must link every other page of its folder; a fragment or a
+// ./ prefix still counts, a page of another folder does not.
+func TestUnindexed(t *testing.T) {
+	root := t.TempDir()
+	for name, text := range map[string]string{
+		"docs/README.md": "[a](a.md) [b](./b.md#x) [up](../c.md) `[d](d.md)`\n",
+		"docs/a.md":      "", "docs/b.md": "", "docs/d.md": "", "docs/e.md": "", "c.md": "", "docs/sub/f.md": "",
+	} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Unindexed(root, "docs/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"d.md", "e.md"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("Unindexed = %q, want %q", got, want)
+	}
+	if _, err := Unindexed(root, "absent/README.md"); err == nil {
+		t.Fatal("Unindexed of a missing index: no error")
+	}
+}
+
 // The repository's own pages: every relative link of README.md and docs/
-// resolves inside the repository (issue 15).
+// resolves inside the repository (issue 15), and docs/README.md links every
+// page of docs/.
 func TestRepositoryDocs(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
@@ -97,6 +126,13 @@ func TestRepositoryDocs(t *testing.T) {
 	}
 	if len(files) < 5 {
 		t.Fatalf("docs/ has %d pages, want at least 5", len(files))
+	}
+	missing, err := Unindexed(root, filepath.Join("docs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range missing {
+		t.Errorf("docs/README.md: no link to %s, a page of its folder", page)
 	}
 	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "SUPPORT.md"))
 	for _, f := range files {

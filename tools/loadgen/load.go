@@ -281,11 +281,12 @@ func cmdSeed(args []string) {
 	idsFile := fs.String("ids", "", "file to write sampled run ids to (required)")
 	sample := fs.Int("sample", 10000, "run ids to keep")
 	body := fs.String("body", `{"input":"seed"}`, "submission body")
+	keyed := fs.String("keyed", "", "when set, every submission carries the Idempotency-Key <keyed>-<i>")
 	fs.Parse(args)
 	if *idsFile == "" {
 		fatalf("seed: -ids is required")
 	}
-	ids, secs := seed(target(*rawURL), *n, *conns, *sample, *body)
+	ids, secs := seed(target(*rawURL), *n, *conns, *sample, *body, *keyed)
 	var b strings.Builder
 	for _, id := range ids {
 		b.WriteString(id)
@@ -299,8 +300,9 @@ func cmdSeed(args []string) {
 	c.finish(r)
 }
 
-// seed creates n keyless runs and returns a sample of their ids and the time taken.
-func seed(host string, n, conns, sample int, body string) ([]string, float64) {
+// seed creates n runs — keyless, or keyed with keys prefix-i when prefix is set
+// — and returns a sample of their ids and the time taken.
+func seed(host string, n, conns, sample int, body, prefix string) ([]string, float64) {
 	if sample > n {
 		sample = n
 	}
@@ -318,13 +320,19 @@ func seed(host string, n, conns, sample int, body string) ([]string, float64) {
 			defer wg.Done()
 			k := &client{addr: host}
 			defer k.close()
+			var buf []byte
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(n) {
 					return
 				}
 				keep := i%int64(step) == 0
-				status, b, err := k.do(req, keep)
+				r := req
+				if prefix != "" {
+					buf = render(buf[:0], "POST", "/v1/runs", host, prefix+"-"+strconv.FormatInt(i, 10), []byte(body))
+					r = buf
+				}
+				status, b, err := k.do(r, keep)
 				if err != nil || status != 202 {
 					failed.Store(fmt.Sprintf("seed: submission %d: status %d %v", i, status, err))
 					return

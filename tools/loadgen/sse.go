@@ -123,7 +123,7 @@ func cmdStreams(args []string) {
 	hold := fs.Duration("hold", time.Second, "time to wait with all streams open before reading the memory")
 	fs.Parse(args)
 	host := target(*rawURL)
-	ids, _ := seed(host, *n, 8, *n, `{"input":"bench"}`)
+	ids, _ := seed(host, *n, 8, *n, `{"input":"bench"}`, "")
 	start := time.Now()
 	conns := make([]net.Conn, len(ids))
 	var wg sync.WaitGroup

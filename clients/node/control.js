@@ -1,0 +1,232 @@
+// A typed client of the emulator's control plane (/__admin, controls.md): script runs (observe, events,
+// steer delivery), load scenarios, move the clock, add fault rules, reset, read the journal and the
+// timeline. The types
+// are in index.d.ts; the run record type is generated from openapi.yaml (types/openapi.d.ts).
+
+/** A control answer outside 2xx: the status and the envelope's message (and code, for Hermes controls). */
+export class ControlError extends Error {
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {number} status
+   * @param {string} body
+   */
+  constructor(method, path, status, body) {
+    let message = body.trim();
+    let type = "";
+    let code = null;
+    try {
+      const env = JSON.parse(body)?.error;
+      if (env && typeof env === "object") ({ message = message, type = "", code = null } = env);
+    } catch {
+      // not an envelope: the message is the body text
+    }
+    super(`control: ${method} ${path}: ${status} ${message}${code ? ` (${code})` : ""}`);
+    this.name = "ControlError";
+    this.method = method;
+    this.path = path;
+    this.status = status;
+    this.type = type;
+    this.code = code;
+    this.body = body;
+  }
+}
+
+/** The control plane of one emulator, acting in one namespace. Immutable; `in(ns)` makes another. */
+export class Control {
+  /**
+   * @param {string} baseURL e.g. "http://127.0.0.1:8827"
+   * @param {{ namespace?: string, adminKey?: string }} [options]
+   */
+  constructor(baseURL, options = {}) {
+    this.baseURL = baseURL.replace(/\/$/, "");
+    this.namespace = options.namespace;
+    this.adminKey = options.adminKey;
+    const post = (body) => this.request("POST", "/__admin/clock", body);
+    this.clock = {
+      get: () => this.request("GET", "/__admin/clock"),
+      set: (epochMs) => post({ set: epochMs }),
+      freezeAt: (epochMs) => post({ set: epochMs, freeze: true }),
+      freeze: () => post({ freeze: true }),
+      unfreeze: () => post({ freeze: false }),
+      advance: (ms) => post({ advance: ms }),
+      reset: () => post({ reset: true }),
+    };
+  }
+
+  /** @param {string} namespace */
+  in(namespace) {
+    return new Control(this.baseURL, { namespace, adminKey: this.adminKey });
+  }
+
+  /**
+   * Sends one control request and returns the decoded 2xx answer; throws ControlError otherwise.
+   * @param {string} method
+   * @param {string} path starting with /__admin
+   * @param {unknown} [body] JSON-encoded when given
+   */
+  async request(method, path, body) {
+    const headers = {};
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.namespace) headers["x-mockingbird-namespace"] = this.namespace;
+    if (this.adminKey) headers["x-mockingbird-admin-key"] = this.adminKey;
+    const res = await fetch(this.baseURL + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new ControlError(method, path, res.status, text);
+    const type = res.headers.get("content-type") ?? "";
+    return type.startsWith("application/json") ? JSON.parse(text) : text;
+  }
+
+  /** @param {string} runId @param {string} tail */
+  #run(runId, tail) {
+    return `/__admin/hermes/runs/${encodeURIComponent(runId)}${tail}`;
+  }
+
+  /** Scripts what the executor reports for a run (controls §11.1); returns the new record. */
+  observe(runId, observation) {
+    return this.request("POST", this.#run(runId, "/observe"), observation);
+  }
+
+  /** Emits non-status events on a run, in order (controls §11.2). */
+  events(runId, ...events) {
+    return this.request("POST", this.#run(runId, "/events"), { events });
+  }
+
+  /** Consumes the queued steer texts of a run (controls §11.3); returns how many were removed. */
+  async deliver(runId) {
+    return (await this.request("POST", this.#run(runId, "/steer/deliver"), {})).delivered;
+  }
+
+  /** Models a gateway restart of the namespace (controls §11.5): owner "stale" or "alive". */
+  restart(owner) {
+    return this.request("POST", "/__admin/hermes/restart", { owner });
+  }
+
+  /** Sets the namespace's profile and identity (controls §11.6). */
+  async scope(profile, identity) {
+    await this.request("POST", "/__admin/hermes/scope", { profile, identity });
+  }
+
+  /** Runs one retention sweep now (controls §11.7); returns the number of cached runs removed. */
+  async sweep() {
+    return (await this.request("POST", "/__admin/hermes/sweep", {})).cacheRemoved;
+  }
+
+  /** Sets or clears the namespace's drain flag (controls §11.4). */
+  async drain(draining) {
+    await this.request("POST", "/__admin/hermes/drain", { draining });
+  }
+
+  /** Reports the namespace's drain flag. */
+  async draining() {
+    return (await this.request("GET", "/__admin/hermes/drain")).draining;
+  }
+
+  /** The namespace's runs, newest first: { runs, next } (query: status, limit, cursor). */
+  runs(query = {}) {
+    return this.request("GET", `/__admin/hermes/runs${queryString(query)}`);
+  }
+
+  /** One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport. */
+  run(runId) {
+    return this.request("GET", this.#run(runId, ""));
+  }
+
+  /**
+   * Replaces the namespace's scenario set (docs/scenarios.md) with a scenario file's JSON form,
+   * { scenarios: [...] }; returns the number of scenarios. An invalid set throws ControlError (400, the
+   * message names the first bad field by path) and changes nothing. Runs already admitted keep theirs.
+   */
+  async putScenarios(set) {
+    return (await this.request("PUT", "/__admin/hermes/scenarios", set)).scenarios;
+  }
+
+  /** The namespace's scenario set: its own, else the server's --scenarios default, else { scenarios: [] }. */
+  scenarios() {
+    return this.request("GET", "/__admin/hermes/scenarios");
+  }
+
+  /** Leaves the namespace without scenarios (not even the --scenarios default) until the next putScenarios. */
+  async deleteScenarios() {
+    await this.request("DELETE", "/__admin/hermes/scenarios");
+  }
+
+  /** Clears the namespace's state (every namespace's with { all: true }); returns the names reset. */
+  async reset({ all = false } = {}) {
+    return (await this.request("POST", `/__admin/reset${all ? "?all=1" : ""}`)).reset;
+  }
+
+  /** The created namespaces (controls §4.2). */
+  async namespaces() {
+    return (await this.request("GET", "/__admin/namespaces")).namespaces;
+  }
+
+  /** Adds (or replaces, by id) a fault rule in this namespace (controls §6.2); returns the stored answer. */
+  addFault(rule) {
+    return this.request("POST", "/__admin/faults", rule);
+  }
+
+  /** Adds the rules of a named preset (controls §6.4) with optional overrides; returns the stored rules. */
+  async applyPreset(name, overrides = {}) {
+    return (await this.request("POST", `/__admin/faults/presets/${encodeURIComponent(name)}`, overrides)).rules;
+  }
+
+  /** Every fault rule of every namespace, with counters (controls §6.3). */
+  async faults() {
+    return (await this.request("GET", "/__admin/faults")).faults;
+  }
+
+  /** Removes the rule with that id, or every rule without one. */
+  async deleteFaults(id) {
+    await this.request("DELETE", `/__admin/faults${id === undefined ? "" : `?id=${encodeURIComponent(id)}`}`);
+  }
+
+  /** One page of this namespace's journal (controls §7): { size, requests, next }. */
+  requests(query = {}) {
+    return this.request("GET", `/__admin/requests${queryString(query)}`);
+  }
+
+  /** How many journal entries match filter (method, operationId, pathPrefix, status, namespace). */
+  async count(filter = {}) {
+    return (await this.request("POST", "/__admin/requests/count", filter)).count;
+  }
+
+  /** Clears this namespace's journal (every namespace's with { all: true }). */
+  async clearRequests({ all = false } = {}) {
+    await this.request("DELETE", `/__admin/requests${all ? "?all=1" : ""}`);
+  }
+
+  /** The metrics as JSON (controls §9). */
+  metrics() {
+    return this.request("GET", "/__admin/metrics");
+  }
+
+  /** The namespace's timeline: checkpoints and branches (controls §8). */
+  timeline() {
+    return this.request("GET", "/__admin/timeline");
+  }
+
+  /** Commits a checkpoint of the namespace's state on a branch (default main; controls §8.3). */
+  checkpoint(branch) {
+    return this.request("POST", "/__admin/checkpoints", branch === undefined ? {} : { branch });
+  }
+
+  /** Moves a branch head to a checkpoint and restores its state and the clock (controls §8.5). */
+  checkout(branch, checkpoint) {
+    return this.request("POST", `/__admin/branches/${encodeURIComponent(branch)}/checkout`, { checkpoint });
+  }
+}
+
+/** "?k=v&…" for the defined entries of query, "" when none. */
+function queryString(query) {
+  const q = new URLSearchParams(
+    Object.entries(query)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  ).toString();
+  return q ? `?${q}` : "";
+}

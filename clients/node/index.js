@@ -1,0 +1,193 @@
+// hermes-emulator for Node: start the Go binary as a child process and talk to it.
+//
+//   import { createServer } from "hermes-emulator";
+//   const server = await createServer({ seed: 42 });
+//   const res = await fetch(`${server.url}/v1/runs`, { method: "POST", body: JSON.stringify({ input: "hi" }) });
+//   await server.control.observe(runId, { status: "completed", output: "done" });
+//   await server.close();
+//
+// Plain ESM with JSDoc; the types are in index.d.ts (no build step, Node 20+).
+import { spawn } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { Control, ControlError } from "./control.js";
+
+export { Control, ControlError };
+
+const exe = process.platform === "win32" ? "hermes-emulator.exe" : "hermes-emulator";
+
+/** How to get a binary, for the error when none is found. */
+const howToGet =
+  "download a release binary (dist/ of the repository: `make dist`), or `go install " +
+  "github.com/hermes-emulator/hermes-emulator/cmd/hermes-emulator@latest`, then put it on PATH or set " +
+  "HERMES_EMULATOR_BIN to its path";
+
+/** Thrown when no binary is found or the binary does not start. */
+export class EmulatorError extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "EmulatorError";
+  }
+}
+
+/**
+ * Finds the hermes-emulator binary: HERMES_EMULATOR_BIN, else the first executable `hermes-emulator`
+ * on PATH. Throws EmulatorError saying how to get one.
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {string}
+ */
+export function findBinary(env = process.env) {
+  const explicit = env.HERMES_EMULATOR_BIN;
+  if (explicit) {
+    if (!isExecutable(explicit)) {
+      throw new EmulatorError(`HERMES_EMULATOR_BIN=${explicit} is not an executable file; ${howToGet}`);
+    }
+    return explicit;
+  }
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (dir && isExecutable(join(dir, exe))) return join(dir, exe);
+  }
+  throw new EmulatorError(`no ${exe} binary: HERMES_EMULATOR_BIN is not set and PATH has none; ${howToGet}`);
+}
+
+/** @param {string} file */
+function isExecutable(file) {
+  try {
+    if (!statSync(file).isFile()) return false;
+    accessSync(file, process.platform === "win32" ? constants.F_OK : constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The serve flags for options; see index.d.ts (ServerOptions) for each option.
+ * @param {import("./index.js").ServerOptions} o
+ */
+export function serveArgs(o) {
+  const args = ["serve", "--host", o.host ?? "127.0.0.1", "--port", String(o.port ?? 0), "--log", o.log ?? "off"];
+  if (o.seed !== undefined) args.push("--seed", String(o.seed));
+  if (o.adminKey) args.push("--admin-key", o.adminKey);
+  if (o.db) args.push("--db", o.db);
+  if (o.scenarios) args.push("--scenarios", o.scenarios);
+  if (o.apiKey) args.push("--api-key", o.apiKey);
+  return [...args, ...(o.args ?? [])];
+}
+
+// Children still running when this process exits are killed (close() removes its own): on a normal
+// exit, and on SIGINT, SIGTERM or SIGHUP, which would otherwise end this process without an "exit"
+// event. The signal handlers exist only while a child runs; when nothing else handles the signal, it
+// is raised again so that this process ends as it would have.
+const running = new Set();
+const signals = ["SIGINT", "SIGTERM", "SIGHUP"];
+process.on("exit", killRunning);
+
+function killRunning() {
+  for (const child of running) child.kill("SIGKILL");
+  running.clear();
+  untrack();
+}
+
+function onSignal(signal) {
+  killRunning();
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+function track(child) {
+  if (running.size === 0) for (const s of signals) process.on(s, onSignal);
+  running.add(child);
+}
+
+function untrack(child) {
+  if (child) running.delete(child);
+  if (running.size === 0) for (const s of signals) process.off(s, onSignal);
+}
+
+/**
+ * Starts `hermes-emulator serve` on a loopback port (any free one by default) and resolves once it
+ * listens. The banner line `… listening on http://host:port` gives the URL.
+ * @param {import("./index.js").ServerOptions} [options]
+ * @returns {Promise<import("./index.js").Server>}
+ */
+export async function createServer(options = {}) {
+  const bin = options.bin ?? findBinary();
+  const child = spawn(bin, serveArgs(options), { stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
+  track(child);
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk) => {
+    if (options.log && options.log !== "off") process.stderr.write(chunk);
+    stderr = (stderr + chunk).slice(-4096);
+  });
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+
+  let url;
+  try {
+    url = await listening(child, exited, () => stderr, options.startTimeoutMs ?? 10_000);
+  } catch (err) {
+    child.kill("SIGKILL");
+    untrack(child);
+    throw err;
+  }
+  // A forgotten close() must not keep the test process alive: the exit hook still kills the child.
+  child.unref();
+  child.stdout.unref?.();
+  child.stderr.unref?.();
+
+  const { hostname, port } = new URL(url);
+  const control = new Control(url, { adminKey: options.adminKey });
+  let closing;
+  return {
+    url,
+    host: hostname,
+    port: Number(port),
+    control,
+    pid: child.pid,
+    close() {
+      closing ??= stop(child, exited);
+      return closing;
+    },
+  };
+}
+
+/** Resolves with the base URL from the banner, or rejects when the child exits or is too slow. */
+function listening(child, exited, stderr, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => {
+      reject(new EmulatorError(`hermes-emulator did not report its address within ${timeoutMs} ms; stderr: ${stderr().trim()}`));
+    }, timeoutMs);
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      if (out === null) return; // listening: later output is read and dropped, so the pipe never fills
+      out += chunk;
+      const m = /listening on (https?:\/\/[^\s/]+)/.exec(out);
+      if (m) {
+        out = null;
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(new EmulatorError(`cannot start ${child.spawnfile}: ${err.message}`));
+    });
+    exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new EmulatorError(`hermes-emulator exited (${signal ?? `code ${code}`}) before listening: ${stderr().trim()}`));
+    });
+  });
+}
+
+/** SIGTERM (graceful: in-flight requests finish, the database closes), SIGKILL after 5 s. */
+async function stop(child, exited) {
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  untrack(child);
+}

@@ -1,0 +1,144 @@
+// createServer's process handling and the control client's errors, against the real binary.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, chmodSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServer, findBinary, serveArgs, ControlError, EmulatorError } from "hermes-emulator";
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test("findBinary: HERMES_EMULATOR_BIN, else PATH, else an error saying how to get one", () => {
+  const dir = mkdtempSync(join(tmpdir(), "hermes-bin-"));
+  const fake = join(dir, "hermes-emulator");
+  writeFileSync(fake, "#!/bin/sh\n");
+  chmodSync(fake, 0o755);
+  assert.equal(findBinary({ HERMES_EMULATOR_BIN: fake, PATH: "" }), fake);
+  assert.equal(findBinary({ PATH: `/nonexistent:${dir}` }), fake);
+  assert.throws(() => findBinary({ PATH: "/nonexistent" }), {
+    name: "EmulatorError",
+    message: /^no hermes-emulator binary: HERMES_EMULATOR_BIN is not set and PATH has none; .*make dist.*go install .*HERMES_EMULATOR_BIN/,
+  });
+  assert.throws(() => findBinary({ HERMES_EMULATOR_BIN: join(dir, "missing") }), {
+    message: new RegExp(`^HERMES_EMULATOR_BIN=${join(dir, "missing")} is not an executable file; `),
+  });
+});
+
+test("serveArgs maps every option to its flag", () => {
+  assert.deepEqual(serveArgs({}), ["serve", "--host", "127.0.0.1", "--port", "0", "--log", "off"]);
+  assert.deepEqual(
+    serveArgs({ seed: 42, port: 9000, host: "::1", adminKey: "k", db: "/tmp/x.db", scenarios: "s.json", apiKey: "a", log: "json", args: ["--journal-size", "5"] }),
+    ["serve", "--host", "::1", "--port", "9000", "--log", "json", "--seed", "42", "--admin-key", "k", "--db", "/tmp/x.db", "--scenarios", "s.json", "--api-key", "a", "--journal-size", "5"],
+  );
+});
+
+test("an ephemeral loopback port, served until close()", async () => {
+  const server = await createServer();
+  assert.equal(server.host, "127.0.0.1");
+  assert.ok(server.port > 0);
+  assert.equal(server.url, `http://127.0.0.1:${server.port}`);
+  const health = await (await fetch(`${server.url}/health`)).json();
+  assert.equal(health.status, "ok");
+  await server.close();
+  await server.close(); // idempotent
+  assert.equal(alive(server.pid), false);
+  await assert.rejects(fetch(`${server.url}/health`), TypeError);
+});
+
+test("a binary that cannot start rejects with its stderr", async () => {
+  await assert.rejects(createServer({ args: ["--no-such-flag"] }), {
+    name: "EmulatorError",
+    message: /^hermes-emulator exited \(code 2\) before listening: flag provided but not defined: -no-such-flag/,
+  });
+  await assert.rejects(createServer({ bin: "/nonexistent/hermes-emulator" }), (err) => err instanceof EmulatorError);
+});
+
+test("adminKey locks the control plane; control sends the key", async (t) => {
+  const server = await createServer({ adminKey: "s3cret" });
+  t.after(() => server.close());
+  assert.equal((await fetch(`${server.url}/__admin/clock`)).status, 401);
+  const clock = await server.control.clock.freezeAt(1700000000000);
+  assert.deepEqual(clock, { now: 1700000000000, frozen: true, offsetMs: clock.offsetMs });
+  assert.equal((await server.control.clock.advance(1500)).now, 1700000001500);
+});
+
+test("control errors carry status, type, code and the envelope's message", async (t) => {
+  const server = await createServer();
+  t.after(() => server.close());
+  await assert.rejects(server.control.observe("run_missing", { status: "completed" }), (err) => {
+    assert.ok(err instanceof ControlError);
+    assert.equal(err.status, 404);
+    assert.equal(err.code, "run_not_found");
+    assert.equal(err.type, "invalid_request_error");
+    assert.equal(err.message, "control: POST /__admin/hermes/runs/run_missing/observe: 404 Run not found: run_missing (run_not_found)");
+    return true;
+  });
+  await assert.rejects(server.control.addFault({ operationId: "RunGet" }), {
+    status: 400,
+    type: "mockingbird_admin",
+    message: "control: POST /__admin/faults: 400 a fault needs a numeric status, a delayMs/latencyMs, drop: true, an effect, or a preset",
+  });
+});
+
+test("namespaces are isolated: header or /ns/<name> prefix", async (t) => {
+  const server = await createServer();
+  t.after(() => server.close());
+  const res = await fetch(`${server.url}/ns/a/v1/runs`, { method: "POST", body: JSON.stringify({ input: "x" }) });
+  const { run_id } = await res.json();
+  assert.equal((await fetch(`${server.url}/ns/a/v1/runs/${run_id}`)).status, 200);
+  assert.equal((await fetch(`${server.url}/v1/runs/${run_id}`, { headers: { "x-mockingbird-namespace": "b" } })).status, 404);
+  assert.equal((await server.control.in("a").observe(run_id, { status: "running" })).status, "running");
+  await assert.rejects(server.control.in("b").observe(run_id, { status: "running" }), { status: 404 });
+  assert.deepEqual(await server.control.in("a").reset(), ["a"]);
+  assert.equal((await fetch(`${server.url}/ns/a/v1/runs/${run_id}`)).status, 404);
+});
+
+test("the binary stops when the Node process is ended by SIGTERM, which still ends it", () => {
+  const script = `import { createServer } from "hermes-emulator";
+    const s = await createServer(); console.log(s.pid); process.kill(process.pid, "SIGTERM");
+    setTimeout(() => console.log("survived"), 5000);`;
+  const res = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: import.meta.dirname, encoding: "utf8" });
+  assert.equal(res.signal, "SIGTERM", res.stderr);
+  const pid = Number(res.stdout.trim());
+  assert.ok(pid > 0, res.stdout);
+  const deadline = Date.now() + 2000;
+  while (alive(pid) && Date.now() < deadline);
+  assert.equal(alive(pid), false, `pid ${pid} still running`);
+});
+
+test("the binary stops when the Node process exits without close()", () => {
+  const script = `import { createServer } from "hermes-emulator";
+    const s = await createServer(); console.log(s.pid);`; // no close(): the exit hook kills the child
+  const pid = Number(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: import.meta.dirname, encoding: "utf8" }).trim());
+  assert.ok(pid > 0);
+  const deadline = Date.now() + 2000;
+  while (alive(pid) && Date.now() < deadline);
+  assert.equal(alive(pid), false, `pid ${pid} still running`);
+});
+
+test("runs listing, run view and request count", async (t) => {
+  const server = await createServer();
+  t.after(() => server.close());
+  const control = server.control.in("views");
+  const submit = (key) =>
+    fetch(`${server.url}/ns/views/v1/runs`, { method: "POST", headers: { "idempotency-key": key }, body: JSON.stringify({ input: "x" }) }).then((r) => r.json());
+  const a = await submit("a");
+  const b = await submit("b");
+  await control.observe(a.run_id, { status: "completed", output: "done" });
+  const page = await control.runs();
+  assert.deepEqual(new Set(page.runs.map((r) => r.run_id)), new Set([a.run_id, b.run_id]));
+  assert.deepEqual((await control.runs({ status: "completed" })).runs.map((r) => r.run_id), [a.run_id]);
+  const view = await control.run(b.run_id);
+  assert.equal(view.status, "queued");
+  assert.equal(view.keyed, true);
+  assert.equal(await control.count({ operationId: "RunCreate", status: 202 }), 2);
+  assert.equal(await control.count({ operationId: "RunGet" }), 0);
+});

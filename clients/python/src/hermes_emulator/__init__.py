@@ -1,0 +1,245 @@
+"""Start hermes-emulator (an emulator of the Hermes Agent peer-run HTTP API) from Python tests.
+
+    from hermes_emulator import HermesEmulator
+
+    with HermesEmulator(seed=42) as emu:
+        run = emu.post("/v1/runs", {"input": "hi"})          # or any HTTP client on emu.url
+        emu.control.observe(run["run_id"], {"status": "completed", "output": "done"})
+
+The binary comes from HERMES_EMULATOR_BIN, else ``hermes-emulator`` on PATH. Standard library only.
+The pytest plugin (``hermes_emulator.pytest_plugin``) gives each test a fresh namespace of one
+emulator per session: the ``hermes_emulator`` fixture.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import threading
+from typing import Any, Optional, Sequence
+
+from ._control import Control, ControlError, http_json
+
+__all__ = ["HermesEmulator", "Control", "ControlError", "EmulatorError", "find_binary", "serve_args"]
+
+_EXE = "hermes-emulator.exe" if os.name == "nt" else "hermes-emulator"
+
+_HOW_TO_GET = (
+    "download a release binary (dist/ of the repository: `make dist`), or `go install "
+    "github.com/hermes-emulator/hermes-emulator/cmd/hermes-emulator@latest`, then put it on PATH or set "
+    "HERMES_EMULATOR_BIN to its path"
+)
+
+_BANNER = re.compile(r"listening on (https?://[^\s/]+)")
+
+
+class EmulatorError(RuntimeError):
+    """No binary was found, or the binary did not start; the message says why."""
+
+
+def find_binary(env: Optional[dict] = None) -> str:
+    """The binary to start: HERMES_EMULATOR_BIN, else the first ``hermes-emulator`` on PATH."""
+    env = os.environ if env is None else env
+    explicit = env.get("HERMES_EMULATOR_BIN")
+    if explicit:
+        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+            raise EmulatorError(f"HERMES_EMULATOR_BIN={explicit} is not an executable file; {_HOW_TO_GET}")
+        return explicit
+    found = shutil.which(_EXE, path=env.get("PATH", ""))
+    if not found:
+        raise EmulatorError(f"no {_EXE} binary: HERMES_EMULATOR_BIN is not set and PATH has none; {_HOW_TO_GET}")
+    return found
+
+
+def serve_args(
+    *,
+    seed: Any = None,
+    port: int = 0,
+    host: str = "127.0.0.1",
+    admin_key: Optional[str] = None,
+    db: Optional[str] = None,
+    scenarios: Optional[str] = None,
+    api_key: Optional[str] = None,
+    log: str = "off",
+    args: Sequence[str] = (),
+) -> list:
+    """The ``serve`` arguments for these options (see HermesEmulator)."""
+    out = ["serve", "--host", host, "--port", str(port), "--log", log]
+    if seed is not None:
+        out += ["--seed", str(seed)]
+    if admin_key:
+        out += ["--admin-key", admin_key]
+    if db:
+        out += ["--db", db]
+    if scenarios:
+        out += ["--scenarios", scenarios]
+    if api_key:
+        out += ["--api-key", api_key]
+    return out + list(args)
+
+
+# Children still running when this process ends are killed: at exit (atexit), and on SIGTERM or SIGHUP,
+# which end Python without running atexit. Those handlers are installed only while a child runs, only
+# where the signal still has its default action, and re-raise the signal, so the process ends as before.
+_running: "set[subprocess.Popen]" = set()
+_SIGNALS = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+_installed: set = set()
+
+
+@atexit.register
+def _kill_running() -> None:
+    for proc in list(_running):
+        proc.kill()
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    _kill_running()
+    _running.clear()
+    _restore_signals()
+    os.kill(os.getpid(), signum)
+
+
+def _track(proc: subprocess.Popen) -> None:
+    if not _running and threading.current_thread() is threading.main_thread():
+        for s in _SIGNALS:
+            if signal.getsignal(s) == signal.SIG_DFL:
+                signal.signal(s, _on_signal)
+                _installed.add(s)
+    _running.add(proc)
+
+
+def _untrack(proc: subprocess.Popen) -> None:
+    _running.discard(proc)
+    if not _running and threading.current_thread() is threading.main_thread():
+        _restore_signals()
+
+
+def _restore_signals() -> None:
+    for s in list(_installed):
+        if signal.getsignal(s) is _on_signal:
+            signal.signal(s, signal.SIG_DFL)
+        _installed.discard(s)
+
+
+class HermesEmulator:
+    """A ``hermes-emulator serve`` child process on a loopback port (any free one by default).
+
+    Use it as a context manager, or call start() and close(). Options map to serve flags: seed (--seed),
+    port, host, admin_key, db, scenarios, api_key, log ("off", "pretty" or "json"; logs go to this
+    process's stderr), args (more flags), binary (default: find_binary()), start_timeout (seconds).
+    Attributes once started: url, host, port, pid, control (the default namespace's control plane).
+    """
+
+    def __init__(self, *, binary: Optional[str] = None, start_timeout: float = 10.0, **options: Any) -> None:
+        self._binary = binary
+        self._timeout = start_timeout
+        self._options = options
+        self._args = serve_args(**options)
+        self._proc: Optional[subprocess.Popen] = None
+        self._stderr: "collections.deque[str]" = collections.deque(maxlen=50)
+        self.url = ""
+        self.host = ""
+        self.port = 0
+        self.control: Control
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._proc.pid if self._proc else None
+
+    def __enter__(self) -> "HermesEmulator":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def start(self) -> "HermesEmulator":
+        """Starts the binary and returns once it listens; raises EmulatorError otherwise."""
+        binary = self._binary or find_binary()
+        try:
+            proc = subprocess.Popen(
+                [binary, *self._args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+            )
+        except OSError as err:
+            raise EmulatorError(f"cannot start {binary}: {err}") from err
+        self._proc = proc
+        _track(proc)
+        lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        threading.Thread(target=self._pump, args=(proc.stdout, lines), daemon=True).start()
+        threading.Thread(target=self._drain_stderr, args=(proc.stderr,), daemon=True).start()
+        try:
+            self.url = self._await_banner(lines)
+        except BaseException:
+            self.close(graceful=False)
+            raise
+        hostport = self.url.split("://", 1)[1]
+        self.host, _, port = hostport.rpartition(":")
+        self.host = self.host.strip("[]")
+        self.port = int(port)
+        self.control = Control(self.url, admin_key=self._options.get("admin_key"))
+        return self
+
+    def _await_banner(self, lines: "queue.Queue[Optional[str]]") -> str:
+        while True:
+            try:
+                line = lines.get(timeout=self._timeout)
+            except queue.Empty:
+                raise EmulatorError(f"hermes-emulator did not report its address within {self._timeout} s; stderr: {self._stderr_text()}") from None
+            if line is None:  # stdout closed: the process ended
+                code = self._proc.wait() if self._proc else None
+                raise EmulatorError(f"hermes-emulator exited (code {code}) before listening: {self._stderr_text()}")
+            m = _BANNER.search(line)
+            if m:
+                return m.group(1)
+
+    def _stderr_text(self) -> str:
+        return "".join(self._stderr).strip()
+
+    @staticmethod
+    def _pump(stream: Any, lines: "queue.Queue[Optional[str]]") -> None:
+        for line in stream:  # keeps draining after the banner, so the pipe never fills
+            lines.put(line)
+        lines.put(None)
+
+    def _drain_stderr(self, stream: Any) -> None:
+        show = self._options.get("log", "off") != "off"
+        for line in stream:
+            self._stderr.append(line)
+            if show:
+                import sys
+
+                sys.stderr.write(line)
+
+    def close(self, graceful: bool = True) -> None:
+        """Stops the binary: SIGTERM (graceful shutdown), SIGKILL after 5 s. Idempotent."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            if graceful:
+                proc.terminate()
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            else:
+                proc.kill()
+            proc.wait()
+        _untrack(proc)
+
+    def post(self, path: str, body: Any = None, headers: Optional[dict] = None) -> Any:
+        """POSTs JSON to the emulator (path like "/v1/runs") and returns the decoded answer.
+
+        A convenience for tests; a non-2xx answer raises ControlError with its status and envelope.
+        """
+        return http_json("POST", self.url + path, body, headers)
+
+    def get(self, path: str, headers: Optional[dict] = None) -> Any:
+        """GETs JSON from the emulator; a non-2xx answer raises ControlError."""
+        return http_json("GET", self.url + path, None, headers)

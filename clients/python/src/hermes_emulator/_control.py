@@ -1,0 +1,185 @@
+"""The control-plane client (/__admin, controls.md) of hermes_emulator; standard library only."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Optional
+
+
+class ControlError(Exception):
+    """An answer outside 2xx: status, the envelope's message, type and (Hermes envelopes) code."""
+
+    def __init__(self, method: str, url: str, status: int, body: str) -> None:
+        self.method, self.url, self.status, self.body = method, url, status, body
+        self.message, self.type, self.code = body.strip(), "", None
+        try:
+            env = json.loads(body).get("error")
+        except (ValueError, AttributeError):
+            env = None
+        if isinstance(env, dict):
+            self.message = env.get("message", self.message)
+            self.type = env.get("type", "")
+            self.code = env.get("code")
+        path = urllib.parse.urlsplit(url).path
+        super().__init__(f"{method} {path}: {status} {self.message}" + (f" ({self.code})" if self.code else ""))
+
+
+def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] = None) -> Any:
+    """Sends one request with an optional JSON body; returns the decoded 2xx answer (text when not JSON)."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as res:
+            text = res.read().decode("utf-8")
+            ctype = res.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as err:
+        raise ControlError(method, url, err.code, err.read().decode("utf-8", "replace")) from None
+    return json.loads(text) if ctype.startswith("application/json") else text
+
+
+class Control:
+    """The control plane of one emulator, acting in one namespace (None = "default")."""
+
+    def __init__(self, base_url: str, namespace: Optional[str] = None, admin_key: Optional[str] = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.namespace = namespace
+        self.admin_key = admin_key
+
+    def in_namespace(self, namespace: str) -> "Control":
+        """A Control acting in another namespace."""
+        return Control(self.base_url, namespace, self.admin_key)
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        """Any control request (path starts with /__admin); the decoded answer, else ControlError."""
+        headers = {}
+        if self.namespace:
+            headers["x-mockingbird-namespace"] = self.namespace
+        if self.admin_key:
+            headers["x-mockingbird-admin-key"] = self.admin_key
+        return http_json(method, self.base_url + path, body, headers)
+
+    @staticmethod
+    def _run(run_id: str, tail: str) -> str:
+        return "/__admin/hermes/runs/" + urllib.parse.quote(run_id, safe="") + tail
+
+    # Hermes controls (controls §11)
+    def observe(self, run_id: str, observation: dict) -> dict:
+        """Scripts what the executor reports, e.g. {"status": "completed", "output": "done"}; the new record."""
+        return self.request("POST", self._run(run_id, "/observe"), observation)
+
+    def events(self, run_id: str, *events: dict) -> dict:
+        """Emits non-status events (message.delta, tool.started, …) on a run, in order."""
+        return self.request("POST", self._run(run_id, "/events"), {"events": list(events)})
+
+    def deliver(self, run_id: str) -> int:
+        """Consumes the queued steer texts of a run; returns how many were removed."""
+        return self.request("POST", self._run(run_id, "/steer/deliver"), {})["delivered"]
+
+    def restart(self, owner: str) -> dict:
+        """Models a gateway restart of the namespace; owner "stale" or "alive"."""
+        return self.request("POST", "/__admin/hermes/restart", {"owner": owner})
+
+    def scope(self, profile: str, identity: str) -> None:
+        self.request("POST", "/__admin/hermes/scope", {"profile": profile, "identity": identity})
+
+    def sweep(self) -> int:
+        """Runs one retention sweep now; returns the number of cached runs removed."""
+        return self.request("POST", "/__admin/hermes/sweep", {})["cacheRemoved"]
+
+    def drain(self, draining: bool) -> None:
+        self.request("POST", "/__admin/hermes/drain", {"draining": draining})
+
+    def draining(self) -> bool:
+        """The namespace's drain flag."""
+        return self.request("GET", "/__admin/hermes/drain")["draining"]
+
+    def runs(self, **query: Any) -> dict:
+        """The namespace's runs, newest first: {"runs": [...], "next": cursor} (status=, limit=, cursor=)."""
+        q = urllib.parse.urlencode(query)
+        return self.request("GET", "/__admin/hermes/runs" + ("?" + q if q else ""))
+
+    def run(self, run_id: str) -> dict:
+        """One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport."""
+        return self.request("GET", self._run(run_id, ""))
+
+    # Scenarios (docs/scenarios.md)
+    def put_scenarios(self, scenario_set: dict) -> int:
+        """Replaces the namespace's scenario set with a scenario file's JSON form, {"scenarios": [...]};
+        returns the number of scenarios. An invalid set raises ControlError (400, the message names the
+        first bad field by path) and changes nothing; runs already admitted keep their scenario."""
+        return self.request("PUT", "/__admin/hermes/scenarios", scenario_set)["scenarios"]
+
+    def scenarios(self) -> dict:
+        """The namespace's set, else the server's --scenarios default, else {"scenarios": []}."""
+        return self.request("GET", "/__admin/hermes/scenarios")
+
+    def delete_scenarios(self) -> None:
+        """Leaves the namespace without scenarios (not even the --scenarios default) until the next put."""
+        self.request("DELETE", "/__admin/hermes/scenarios")
+
+    # Namespaces, clock, faults, journal, timeline (controls §4–§8)
+    def reset(self, all: bool = False) -> list:
+        """Clears the namespace's state (every namespace's with all=True); returns the names reset."""
+        return self.request("POST", "/__admin/reset" + ("?all=1" if all else ""))["reset"]
+
+    def namespaces(self) -> list:
+        """The created namespaces."""
+        return self.request("GET", "/__admin/namespaces")["namespaces"]
+
+    def clock(self) -> dict:
+        return self.request("GET", "/__admin/clock")
+
+    def set_clock(self, **change: Any) -> dict:
+        """POST /__admin/clock, e.g. set_clock(set=1700000000000, freeze=True), set_clock(advance=1500)."""
+        return self.request("POST", "/__admin/clock", change)
+
+    def add_fault(self, rule: dict) -> dict:
+        """Adds a fault rule in this namespace, e.g. {"operationId": "RunGet", "status": 503, "count": 1}."""
+        return self.request("POST", "/__admin/faults", rule)
+
+    def apply_preset(self, name: str, **overrides: Any) -> list:
+        """Adds a preset's rules, e.g. apply_preset("hermes_submit_accepted_drop"); the stored rules."""
+        return self.request("POST", "/__admin/faults/presets/" + urllib.parse.quote(name, safe=""), overrides)["rules"]
+
+    def faults(self) -> list:
+        return self.request("GET", "/__admin/faults")["faults"]
+
+    def delete_faults(self, id: Optional[str] = None) -> None:
+        """Removes the rule with that id, or every rule of every namespace without one."""
+        self.request("DELETE", "/__admin/faults" + ("" if id is None else "?id=" + urllib.parse.quote(id, safe="")))
+
+    def requests(self, **query: Any) -> list:
+        """One page (default 1000) of this namespace's journal entries, oldest first; query as
+        GET /__admin/requests (status=, operationId=, limit=, cursor=, …)."""
+        q = urllib.parse.urlencode(query)
+        return self.request("GET", "/__admin/requests" + ("?" + q if q else ""))["requests"]
+
+    def count(self, **filter: Any) -> int:
+        """How many journal entries match (method=, operationId=, pathPrefix=, status=, namespace=)."""
+        return self.request("POST", "/__admin/requests/count", filter)["count"]
+
+    def clear_requests(self, all: bool = False) -> None:
+        """Clears this namespace's journal (every namespace's with all=True)."""
+        self.request("DELETE", "/__admin/requests" + ("?all=1" if all else ""))
+
+    def metrics(self) -> dict:
+        """The metrics as JSON (requests by operation and status, scenario steps fired, …)."""
+        return self.request("GET", "/__admin/metrics")
+
+    def timeline(self) -> dict:
+        """The namespace's checkpoints and branches."""
+        return self.request("GET", "/__admin/timeline")
+
+    def checkpoint(self, branch: Optional[str] = None) -> dict:
+        """Commits a checkpoint of the namespace's state on a branch (default main); {"id": "cp_…", …}."""
+        return self.request("POST", "/__admin/checkpoints", {} if branch is None else {"branch": branch})
+
+    def checkout(self, branch: str, checkpoint: str) -> dict:
+        """Moves a branch head to a checkpoint and restores its state and the clock."""
+        return self.request("POST", "/__admin/branches/" + urllib.parse.quote(branch, safe="") + "/checkout",
+                            {"checkpoint": checkpoint})

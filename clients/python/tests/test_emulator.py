@@ -1,0 +1,115 @@
+"""HermesEmulator: the binary as a context manager, its options and errors."""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from hermes_emulator import ControlError, EmulatorError, HermesEmulator, find_binary, serve_args
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+
+
+def test_script_a_run():
+    with HermesEmulator(seed=42) as emu:
+        accepted = emu.post("/v1/runs", {"input": "Summarise the quarterly report"})
+        assert accepted["status"] == "started"
+        run_id = accepted["run_id"]
+        emu.control.observe(run_id, {"status": "running"})
+        emu.control.observe(run_id, {"status": "completed", "output": "Revenue grew 12%."})
+        run = emu.get(f"/v1/runs/{run_id}")
+        assert (run["status"], run["output"], run["last_event"]) == ("completed", "Revenue grew 12%.", "run.completed")
+
+
+def test_ephemeral_port_until_close():
+    emu = HermesEmulator().start()
+    try:
+        assert emu.host == "127.0.0.1" and emu.port > 0
+        assert emu.url == f"http://127.0.0.1:{emu.port}"
+        assert emu.get("/health")["status"] == "ok"
+    finally:
+        emu.close()
+    emu.close()  # idempotent
+    assert not alive(emu.pid)
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(emu.url + "/health", timeout=2)
+
+
+def test_find_binary(tmp_path):
+    fake = tmp_path / "hermes-emulator"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    assert find_binary({"HERMES_EMULATOR_BIN": str(fake), "PATH": ""}) == str(fake)
+    assert find_binary({"PATH": f"/nonexistent{os.pathsep}{tmp_path}"}) == str(fake)
+    with pytest.raises(EmulatorError, match=r"^no hermes-emulator binary: HERMES_EMULATOR_BIN is not set and PATH has none; .*make dist.*go install"):
+        find_binary({"PATH": "/nonexistent"})
+    with pytest.raises(EmulatorError, match=r"^HERMES_EMULATOR_BIN=/nonexistent/x is not an executable file; "):
+        find_binary({"HERMES_EMULATOR_BIN": "/nonexistent/x"})
+
+
+def test_serve_args():
+    assert serve_args() == ["serve", "--host", "127.0.0.1", "--port", "0", "--log", "off"]
+    assert serve_args(seed=42, port=9000, admin_key="k", db="x.db", scenarios="s.json", api_key="a", args=["--journal-size", "5"]) == [
+        "serve", "--host", "127.0.0.1", "--port", "9000", "--log", "off", "--seed", "42", "--admin-key", "k",
+        "--db", "x.db", "--scenarios", "s.json", "--api-key", "a", "--journal-size", "5"]
+
+
+def test_a_binary_that_cannot_start_reports_its_stderr():
+    with pytest.raises(EmulatorError, match=r"^hermes-emulator exited \(code 2\) before listening: flag provided but not defined: -no-such-flag"):
+        HermesEmulator(args=["--no-such-flag"]).start()
+    with pytest.raises(EmulatorError, match=r"^cannot start /nonexistent/hermes-emulator: "):
+        HermesEmulator(binary="/nonexistent/hermes-emulator").start()
+
+
+def test_admin_key_and_control_errors():
+    with HermesEmulator(admin_key="s3cret") as emu:
+        with pytest.raises(urllib.error.HTTPError) as raw:
+            urllib.request.urlopen(emu.url + "/__admin/clock", timeout=5)
+        assert raw.value.code == 401
+        assert emu.control.set_clock(set=1700000000000, freeze=True)["now"] == 1700000000000
+        with pytest.raises(ControlError) as err:
+            emu.control.observe("run_missing", {"status": "completed"})
+        e = err.value
+        assert (e.status, e.code, e.type, e.message) == (404, "run_not_found", "invalid_request_error", "Run not found: run_missing")
+        assert str(e) == "POST /__admin/hermes/runs/run_missing/observe: 404 Run not found: run_missing (run_not_found)"
+
+
+def test_the_binary_stops_when_python_exits_without_close():
+    src = os.path.join(os.path.dirname(__file__), "..", "src")
+    script = "from hermes_emulator import HermesEmulator; print(HermesEmulator().start().pid)"
+    out = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": src},
+                         capture_output=True, text=True, timeout=30, check=True).stdout
+    pid = int(out.strip())
+    for _ in range(200):
+        if not alive(pid):
+            break
+        time.sleep(0.01)
+    assert not alive(pid), f"pid {pid} still running"
+
+
+def test_the_binary_stops_when_python_is_ended_by_sigterm_which_still_ends_it():
+    src = os.path.join(os.path.dirname(__file__), "..", "src")
+    script = ("import os, signal, time; from hermes_emulator import HermesEmulator; "
+              "print(HermesEmulator().start().pid, flush=True); os.kill(os.getpid(), signal.SIGTERM); "
+              "time.sleep(5); print('survived')")
+    res = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": src},
+                         capture_output=True, text=True, timeout=30)
+    assert res.returncode == -signal.SIGTERM, res.stderr
+    pid = int(res.stdout.split()[0])
+    for _ in range(200):
+        if not alive(pid):
+            break
+        time.sleep(0.01)
+    assert not alive(pid), f"pid {pid} still running"

@@ -1,0 +1,122 @@
+"""The pytest plugin: one server per session, a fresh namespace per test, and the consumer scenario."""
+
+import http.client
+
+import pytest
+
+from helpers import call
+
+servers = set()
+namespaces = set()
+
+
+@pytest.mark.parametrize("i", [1, 2])
+def test_each_test_gets_a_fresh_namespace_of_one_server(hermes_emulator, i):
+    servers.add(hermes_emulator.server_url)
+    namespaces.add(hermes_emulator.namespace)
+    assert len(servers) == 1
+    assert len(namespaces) == i
+    assert hermes_emulator.url == f"{hermes_emulator.server_url}/ns/{hermes_emulator.namespace}"
+    run = hermes_emulator.post("/v1/runs", {"input": "x"})
+    status, _, body = call("GET", f"{hermes_emulator.server_url}/v1/runs/{run['run_id']}")
+    assert status == 404, "invisible outside the test's namespace"
+    status, _, body = call("GET", f"{hermes_emulator.server_url}/v1/runs/{run['run_id']}", headers=hermes_emulator.headers)
+    assert (status, body["run_id"]) == (200, run["run_id"])
+
+
+def test_lost_response_and_keyed_retry(hermes_emulator):
+    """The emulator admits a run and loses the 202; a retry with the same key replays that run."""
+    [rule] = hermes_emulator.control.apply_preset("hermes_submit_accepted_drop")
+    assert rule["namespace"] == hermes_emulator.namespace
+    key = {"Idempotency-Key": "order-1234"}
+    body = {"input": "Book the flight"}
+    url = hermes_emulator.url + "/v1/runs"
+
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+        call("POST", url, body, key)
+    status, headers, replay = call("POST", url, body, key)
+    assert (status, headers["Idempotency-Replayed"], replay["replayed"], replay["status"]) == (202, "true", True, "queued")
+
+    journal = hermes_emulator.control.requests(operationId="RunCreate")
+    assert [(e["status"], e["ids"]["runId"], e.get("faultId")) for e in journal] == [
+        (0, replay["run_id"], "hermes_submit_accepted_drop"),
+        (202, replay["run_id"], None),
+    ]
+    hermes_emulator.control.observe(replay["run_id"], {"status": "completed", "output": "Booked."})
+    assert hermes_emulator.get(f"/v1/runs/{replay['run_id']}")["status"] == "completed"
+    # One run exists; the count sees both submissions.
+    assert [r["run_id"] for r in hermes_emulator.control.runs()["runs"]] == [replay["run_id"]]
+    assert hermes_emulator.control.run(replay["run_id"])["keyed"] is True
+    assert hermes_emulator.control.count(operationId="RunCreate") == 2
+
+
+left_behind = {}
+
+
+def test_state_of_a_test_ends_with_it(hermes_emulator):
+    # The previous test's preset was consumed; add one that is not, and a run; the next test checks.
+    hermes_emulator.control.add_fault({"operationId": "RunGet", "status": 503, "count": 1})
+    assert [r["namespace"] for r in hermes_emulator.control.faults()] == [hermes_emulator.namespace]
+    left_behind["run"] = hermes_emulator.post("/v1/runs", {"input": "x"})["run_id"]
+    left_behind["headers"] = hermes_emulator.headers
+
+
+def test_no_rules_or_runs_left_over(hermes_emulator):
+    assert hermes_emulator.control.faults() == []
+    status, _, body = call("GET", f"{hermes_emulator.server_url}/v1/runs/{left_behind['run']}", headers=left_behind["headers"])
+    assert (status, body["error"]["code"]) == (404, "run_not_found")
+
+
+def test_time_travel_metrics_and_the_rest_of_the_control_plane(hermes_emulator):
+    """The controls the Node client has too: checkpoint/checkout, metrics, journal clearing, namespaces, drain."""
+    control = hermes_emulator.control
+    run_id = hermes_emulator.post("/v1/runs", {"input": "x"})["run_id"]
+    before = control.checkpoint()
+    assert before["branch"] == "main" and before["id"].startswith("cp_")
+    control.observe(run_id, {"status": "completed", "output": "done"})
+    assert hermes_emulator.get(f"/v1/runs/{run_id}")["status"] == "completed"
+    assert control.checkout("main", before["id"]) == {"status": "ok", "branch": "main", "checkpoint": before["id"]}
+    assert hermes_emulator.get(f"/v1/runs/{run_id}")["status"] == "queued"
+    assert before["id"] in [c["id"] for c in control.timeline()["checkpoints"]]
+
+    assert hermes_emulator.namespace in control.namespaces()
+    assert control.draining() is False
+    control.drain(True)
+    assert control.draining() is True
+    control.drain(False)
+
+    assert control.metrics()["byOperation"]["RunCreate 202"] >= 1  # the server's metrics, every namespace
+    assert control.count(operationId="RunCreate") == 1
+    control.clear_requests()
+    assert control.count(operationId="RunCreate") == 0
+
+
+clock_seen = {}
+
+
+def test_a_test_that_freezes_and_moves_the_clock(hermes_emulator):
+    clock_seen["before"] = hermes_emulator.control.clock()
+    hermes_emulator.control.set_clock(set=1700000000000, freeze=True)
+    assert hermes_emulator.control.set_clock(advance=5000)["now"] == 1700000005000
+
+
+def test_the_next_test_finds_the_clock_as_the_previous_one_did(hermes_emulator):
+    before, now = clock_seen["before"], hermes_emulator.control.clock()
+    assert (now["frozen"], now["offsetMs"]) == (before["frozen"], before["offsetMs"])
+    assert now["now"] >= before["now"]
+
+
+def test_restore_clock_puts_a_frozen_clock_back_at_its_instant(hermes_emulator):
+    from hermes_emulator.pytest_plugin import restore_clock
+
+    control = hermes_emulator.control
+    frozen = control.set_clock(set=1700000000000, freeze=True)
+    control.set_clock(reset=True)
+    restore_clock(control, frozen)
+    assert control.clock()["now"] == 1700000000000 and control.clock()["frozen"] is True
+    running = control.set_clock(reset=True, advance=60000)
+    assert (running["frozen"], running["offsetMs"]) == (False, 60000)
+    control.set_clock(set=1600000000000, freeze=True)
+    restore_clock(control, running)
+    after = control.clock()
+    assert (after["frozen"], after["offsetMs"]) == (False, 60000)

@@ -1,0 +1,305 @@
+package gateway
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
+)
+
+// The autopilot (docs/scenarios.md): scenario sets per namespace, each
+// scenario-driven run's cursor in its main branch's State, and the queue of
+// due steps kept in step with those cursors. Every step is applied as the
+// control it names (controls.go), under the gateway lock, with a checkpoint on
+// main.
+
+// autopilot is the gateway's scenario machinery; its fields are under g.mu.
+type autopilot struct {
+	def      *scenarios.Set            // Options.Scenarios: every namespace's default set
+	sets     map[string]*scenarios.Set // a namespace's own set; a nil value: deleted, none until the next PUT
+	due      scenarios.Queue           // the next due step of every run of every main branch
+	runner   *scenarios.Runner         // the timer of the running clock
+	admitted uint64                    // scenario-driven admissions so far (the tie order)
+}
+
+func (g *Gateway) startAutopilot() {
+	g.auto.def = g.opts.Scenarios
+	g.auto.sets = map[string]*scenarios.Set{}
+	g.auto.runner = scenarios.NewRunner(ticker{g})
+	g.auto.due.Notify = g.auto.runner.Kick
+}
+
+// SetScenarios replaces ns's scenario set (PUT /__admin/hermes/scenarios). Runs
+// already admitted keep the scenario they matched.
+func (g *Gateway) SetScenarios(ns string, s *scenarios.Set) *runs.Error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.setScenarios(ns, s)
+}
+
+// setScenarios stores ns's own set (nil: none). At most Options.MaxNamespaces
+// namespaces hold a set of their own (or its deletion): 429 beyond.
+func (g *Gateway) setScenarios(ns string, s *scenarios.Set) *runs.Error {
+	if _, ok := g.auto.sets[ns]; !ok && len(g.auto.sets) >= g.opts.MaxNamespaces {
+		return runs.Admin(429, "too many namespaces with scenarios (max "+strconv.Itoa(g.opts.MaxNamespaces)+")")
+	}
+	g.auto.sets[ns] = s
+	return nil
+}
+
+// Scenarios returns ns's scenario set: its own, else the default; nil when
+// it has none (GET /__admin/hermes/scenarios).
+func (g *Gateway) Scenarios(ns string) *scenarios.Set {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.scenarioSet(ns)
+}
+
+// DeleteScenarios leaves ns without scenarios, not even the default, until
+// the next SetScenarios (DELETE /__admin/hermes/scenarios).
+func (g *Gateway) DeleteScenarios(ns string) *runs.Error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.setScenarios(ns, nil)
+}
+
+func (g *Gateway) scenarioSet(ns string) *scenarios.Set {
+	if s, ok := g.auto.sets[ns]; ok {
+		return s
+	}
+	return g.auto.def
+}
+
+// ScenarioPosition is a run's place in its scenario, as RunView shows it
+// (docs/scenarios.md §6): the scenario, the next step ("steps[2]",
+// "if_denied[0]", "on_stop[0]") and when it falls due (epoch ms; waiting for
+// an approval answer: Waiting, Due 0).
+type ScenarioPosition struct {
+	Name    string
+	Step    string
+	Due     float64
+	Waiting bool
+}
+
+// position is c as the run view shows it.
+func position(c scenarios.Cursor) ScenarioPosition {
+	p := ScenarioPosition{Name: c.Scenario.Name, Step: c.Path(), Waiting: c.Waiting}
+	if !c.Waiting {
+		p.Due = c.Due
+	}
+	return p
+}
+
+// scenarioAdmit starts a new run's cursor when a scenario of its namespace
+// matches it (docs/scenarios.md §1.2): main branch only, new runs only.
+func (x *tx) scenarioAdmit(id string, sub *runs.Submission) {
+	if x.view || x.branch != "main" {
+		return
+	}
+	set := x.g.scenarioSet(x.name)
+	if set.Len() == 0 {
+		return
+	}
+	rec := runs.NewRecord(id, 0, sub) // the record's model and session_id, as admission writes them
+	model, _ := rec.Get("model")
+	session, _ := rec.Get("session_id")
+	sc := set.Select(scenarios.MessageText(sub.Message), model, session)
+	if sc == nil {
+		return
+	}
+	x.g.auto.admitted++
+	x.setCursor(id, scenarios.Start(sc, x.g.auto.admitted, x.g.nowMs()), true)
+}
+
+// scenarioStopped switches run id's scenario to on_stop (an accepted RunStop).
+func (x *tx) scenarioStopped(id string) {
+	x.moveCursor(id, func(c scenarios.Cursor, at float64) (scenarios.Cursor, bool) { return c.Stopped(at) })
+}
+
+// scenarioAnswered resumes run id's scenario, or enters if_denied, after a
+// successful RunApproval.
+func (x *tx) scenarioAnswered(id string, deny bool) {
+	x.moveCursor(id, func(c scenarios.Cursor, at float64) (scenarios.Cursor, bool) { return c.Answered(deny, at) })
+}
+
+func (x *tx) moveCursor(id string, move func(scenarios.Cursor, float64) (scenarios.Cursor, bool)) {
+	if x.view || x.branch != "main" {
+		return
+	}
+	if c, ok := x.st.cursors.Get(id); ok {
+		next, live := move(c, x.g.nowMs())
+		x.setCursor(id, next, live)
+	}
+}
+
+// setCursor stores (live) or drops run id's cursor; the queue follows on commit.
+func (x *tx) setCursor(id string, c scenarios.Cursor, live bool) {
+	if live {
+		x.st.cursors = x.st.cursors.Set(id, c)
+	} else {
+		x.st.cursors = x.st.cursors.Delete(id)
+	}
+	x.dirty = true
+	x.cursorIDs = append(x.cursorIDs, id)
+}
+
+// syncCursors makes the queue follow the cursors a committed tx changed
+// (all of its namespace's when it replaced the state). Callers hold g.mu.
+func (g *Gateway) syncCursors(x *tx) {
+	if x.view || x.branch != "main" {
+		return
+	}
+	if x.resync {
+		g.resyncCursors(x.name, x.st)
+		return
+	}
+	for _, id := range x.cursorIDs {
+		g.queueCursor(x.name, id, x.st)
+	}
+}
+
+// resyncCursors rebuilds ns's queue entries from st, its new main state
+// (checkout, restart, reset).
+func (g *Gateway) resyncCursors(ns string, st State) {
+	g.auto.due.RemoveNS(ns)
+	it := st.cursors.Iterator()
+	for !it.Done() {
+		id, _, _ := it.Next()
+		g.queueCursor(ns, id, st)
+	}
+}
+
+func (g *Gateway) queueCursor(ns, id string, st State) {
+	k := scenarios.Key{NS: ns, Run: id}
+	c, ok := st.cursors.Get(id)
+	if !ok {
+		g.auto.due.Remove(k)
+		return
+	}
+	if e, due := c.Entry(k); due {
+		g.auto.due.Set(e)
+	} else {
+		g.auto.due.Remove(k)
+	}
+}
+
+// fireStep applies the step e names as the control it is (docs/scenarios.md §1.1)
+// and moves the cursor on, committing a checkpoint on main. A control that
+// fails ends the run's scenario with one WARN line. Callers hold g.mu.
+func (g *Gateway) fireStep(e scenarios.Entry) {
+	x := g.begin(Main(e.NS))
+	c, ok := x.st.cursors.Get(e.Run)
+	if !ok || c.Waiting || c.Due != e.Due {
+		return // the cursor moved since (the queue follows every move; never expected)
+	}
+	if err := x.applyStep(e.Run, c); err != nil {
+		x.setCursor(e.Run, c, false)
+		g.commit(x)
+		g.warn("scenario step failed; the run's scenario ends", "namespace", e.NS, "run", e.Run,
+			"scenario", c.Scenario.Name, "step", c.Path(), "error", err.Message)
+		return
+	}
+	next, live := c.Fired(g.nowMs())
+	x.setCursor(e.Run, next, live)
+	g.commit(x)
+	g.commitCheckpoint(x.ns, x.branch)
+	if g.opts.OnScenarioStep != nil {
+		g.opts.OnScenarioStep(c.Scenario.Name)
+	}
+}
+
+// applyStep applies c's next step to run id; with steers: deliver, queued
+// steer texts are delivered just before it.
+func (x *tx) applyStep(id string, c scenarios.Cursor) *runs.Error {
+	st := c.Step()
+	if q, _ := x.st.steers.Get(id); c.Scenario.DeliverSteers && st.Action != scenarios.DeliverSteers && len(q) > 0 {
+		if _, err := x.deliver(id); err != nil {
+			return err
+		}
+	}
+	var err *runs.Error
+	switch st.Action {
+	case scenarios.Observe, scenarios.Approval:
+		_, err = x.observe(id, st.Body, true)
+	case scenarios.Events:
+		_, err = x.events(id, st.Body, true)
+	case scenarios.DeliverSteers:
+		_, err = x.deliver(id)
+	}
+	return err
+}
+
+// advanceScenarios fires, in due order, every step due up to c's reading
+// (POST /__admin/clock with body), each with the clock reading its own due
+// time — never before the reading the request started from — and returns when
+// they have fired (docs/scenarios.md §2). A frozen clock that body neither
+// sets, advances nor resets fires nothing. Callers hold g.mu and then set the
+// clock to c.
+func (g *Gateway) advanceScenarios(body runs.Value, c runs.Clock) {
+	if c.Frozen && body.Kind == runs.Object && !body.Obj.Has("set") && !body.Obj.Has("advance") && !body.Obj.Has("reset") {
+		return
+	}
+	target := c.Now(g.opts.Wall())
+	floor := math.Min(g.nowMs(), target)
+	saved := g.clock
+	g.auto.due.Drain(target, func(e scenarios.Entry) {
+		g.clock = runs.Clock{Frozen: true, FrozenMs: math.Max(e.Due, floor), OffsetMs: saved.OffsetMs}
+		g.fireStep(e)
+	})
+	g.clock = saved
+}
+
+// ticker is the gateway as the runner's host: it fires what is due while the
+// clock runs.
+type ticker struct{ g *Gateway }
+
+// Tick fires every step due now (running clock) and tells the runner how long
+// to wait for the next one.
+func (t ticker) Tick() (wait time.Duration, ok bool) {
+	g := t.g
+	_ = g.locked(func() *runs.Error {
+		if g.clock.Frozen {
+			return nil
+		}
+		g.auto.due.Drain(g.nowMs(), g.fireStep)
+		if e, has := g.auto.due.Earliest(); has {
+			wait, ok = time.Duration((e.Due-g.nowMs())*float64(time.Millisecond)), true
+		}
+		return nil
+	})
+	return wait, ok
+}
+
+// checkAutopilot verifies that the queue holds exactly one entry per cursor
+// that waits for no answer, on every namespace's main branch, equal to the
+// cursor's, and that every cursor points into its list. The model test calls
+// it after every step. Callers hold g.mu.
+func (g *Gateway) checkAutopilot() error {
+	want := map[scenarios.Key]scenarios.Entry{}
+	for name, space := range g.spaces {
+		it := space.branches["main"].st.cursors.Iterator()
+		for !it.Done() {
+			id, c, _ := it.Next()
+			if n := len(c.List()); c.Next > n || (!c.Waiting && c.Next == n) {
+				return fmt.Errorf("%s/%s: cursor at %s of %d steps", name, id, c.Path(), n)
+			}
+			k := scenarios.Key{NS: name, Run: id}
+			if e, due := c.Entry(k); due {
+				want[k] = e
+			}
+		}
+	}
+	got := g.auto.due.Entries()
+	if len(got) != len(want) {
+		return fmt.Errorf("queue holds %d entries, cursors %d", len(got), len(want))
+	}
+	for _, e := range got {
+		if want[e.Key] != e {
+			return fmt.Errorf("queue entry %+v, cursor %+v", e, want[e.Key])
+		}
+	}
+	return nil
+}

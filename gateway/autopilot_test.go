@@ -1,0 +1,154 @@
+package gateway
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
+)
+
+const modelScenario = `{"scenarios":[{"name":"m","match":{"input":"^go"},"steps":[
+	{"after":50,"observe":{"status":"running"}},
+	{"after":0,"events":[{"event":"tool.started","tool":"t"}]},
+	{"after":100,"approval":{}},
+	{"after":30,"deliver_steers":true},
+	{"after":70,"observe":{"status":"completed"}}],
+	"if_denied":[{"after":20,"observe":{"status":"failed"}}],
+	"on_stop":[{"after":40,"observe":{"status":"cancelled"}}]}]}`
+
+// TestAutopilotModel drives admissions, answers, stops, manual observations,
+// clock advances, checkpoints, checkouts, restarts and resets at random on a
+// frozen clock, and checks after every step that the due-step queue follows
+// the cursors of every main branch, and that an advance leaves nothing overdue.
+func TestAutopilotModel(t *testing.T) {
+	set, perr := scenarios.Parse([]byte(modelScenario))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	g, _ := newClockGateway(t)
+	fired := 0
+	answered := map[string]int{}
+	g.mu.Lock()
+	g.auto.def = set
+	g.opts.OnScenarioStep = func(string) { fired++ }
+	g.mu.Unlock()
+	clock := func(body string) {
+		v, _ := runs.Parse([]byte(body))
+		if _, err := g.SetClock(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock(`{"set":1700000000000,"freeze":true}`)
+	rng := rand.New(rand.NewPCG(7, 9))
+	ids := map[string][]string{}
+	var cps []struct{ ns, id string }
+	spaces := []string{"a", "b"}
+	seen := map[string]int{} // statuses seen at every 100th step: the walk reaches every branch
+	look := func() {
+		for _, ns := range spaces {
+			for _, id := range ids[ns] {
+				if rec, err := g.Get(Main(ns), id); err == nil {
+					seen[runs.RecordStatus(decode(rec))]++
+				}
+			}
+		}
+	}
+	for step := 0; step < 3000; step++ {
+		ns := spaces[rng.IntN(2)]
+		pick := func() string {
+			if len(ids[ns]) == 0 {
+				return "none"
+			}
+			return ids[ns][rng.IntN(len(ids[ns]))]
+		}
+		op := rng.IntN(10)
+		switch op {
+		case 0, 1:
+			input := "go " + strconv.Itoa(step)
+			if rng.IntN(4) == 0 {
+				input = "stay"
+			}
+			a, err := g.Admit(Main(ns), "", "", &runs.Submission{Message: runs.StringValue(input)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[ns] = append(ids[ns], a.RunID)
+		case 2:
+			choice := []string{"once", "deny"}[rng.IntN(2)]
+			if _, err := g.Approve(Main(ns), pick(), &runs.ApprovalAnswer{Choice: choice}, nil); err == nil {
+				answered[choice]++
+			}
+		case 3:
+			_, _ = g.Stop(Main(ns), pick())
+		case 4:
+			_, _ = g.Observe(ns, pick(), runs.ObjectValue(&runs.Obj{Keys: []string{"status"}, Vals: []runs.Value{runs.StringValue("completed")}}), true)
+		case 5, 6:
+			clock(`{"advance":` + strconv.Itoa(rng.IntN(200)) + `}`)
+			g.mu.Lock()
+			if e, ok := g.auto.due.Earliest(); ok && e.Due <= g.nowMs() {
+				g.mu.Unlock()
+				t.Fatalf("step %d: %+v overdue at %v after an advance", step, e, g.Now())
+			}
+			g.mu.Unlock()
+		case 7:
+			cp, err := g.CommitCheckpoint(ns, "main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cps = append(cps, struct{ ns, id string }{ns, cp.ID})
+		case 8:
+			if len(cps) > 0 {
+				c := cps[rng.IntN(len(cps))]
+				_ = g.Checkout(c.ns, "main", c.id)
+			}
+		case 9:
+			if rng.IntN(10) != 0 { // rarely: they drop every run of the namespace
+				break
+			}
+			if rng.IntN(3) == 0 {
+				_, _ = g.Reset(ns, false)
+			} else {
+				_, _ = g.Restart(ns, rng.IntN(2) == 0)
+			}
+		}
+		if step%100 == 99 {
+			look()
+		}
+		g.mu.Lock()
+		err := g.checkAutopilot()
+		g.mu.Unlock()
+		if err != nil {
+			t.Fatalf("step %d (op %d): %v", step, op, err)
+		}
+	}
+	if fired < 1000 || seen[runs.Completed] == 0 || seen[runs.Failed] == 0 || seen[runs.Cancelled] == 0 || seen[runs.WaitingForApproval] == 0 {
+		t.Fatalf("fired %d steps; statuses %v; answers %v", fired, seen, answered)
+	}
+	t.Logf("fired %d steps; statuses %v; answers %v", fired, seen, answered)
+}
+
+// At most MaxNamespaces namespaces hold a scenario set (or its deletion) of
+// their own.
+func TestScenarioSetsBound(t *testing.T) {
+	g, _ := newClockGateway(t)
+	g.mu.Lock()
+	g.opts.MaxNamespaces = 2
+	g.mu.Unlock()
+	set, _ := scenarios.Parse([]byte(modelScenario))
+	if err := g.SetScenarios("a", set); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DeleteScenarios("b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []*runs.Error{g.SetScenarios("c", set), g.DeleteScenarios("c")} {
+		if err == nil || err.Status != 429 || err.Message != "too many namespaces with scenarios (max 2)" {
+			t.Fatalf("got %v", err)
+		}
+	}
+	if err := g.SetScenarios("b", set); err != nil || g.Scenarios("b") != set || g.Scenarios("c") != nil {
+		t.Fatalf("replace: %v", err)
+	}
+}

@@ -1,0 +1,211 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
+)
+
+func newBoundGateway(t *testing.T, opts Options) *Gateway {
+	t.Helper()
+	if opts.Wall == nil {
+		opts.Wall = func() float64 { return 1700000000000 }
+	}
+	opts.SubscribeWait = time.Millisecond
+	g, err := New(storage.NewMemory(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func wantErr(t *testing.T, what string, got *runs.Error, want *runs.Error) {
+	t.Helper()
+	if got == nil || *got != *want {
+		t.Fatalf("%s = %+v, want %+v", what, got, want)
+	}
+}
+
+// H3: reads of an unknown namespace answer as for an empty one and create
+// nothing; changes create it, up to --max-namespaces, past which they answer
+// 429 and change nothing.
+func TestNamespacesCreatedByState(t *testing.T) {
+	g := newBoundGateway(t, Options{MaxNamespaces: 2})
+	ctx := context.Background()
+	if _, err := g.Get(Main("ghost"), "run_x"); err == nil || err.Code != "run_not_found" {
+		t.Fatalf("Get = %v", err)
+	}
+	if _, err := g.Subscribe(ctx, Main("ghost"), "run_x", true); err == nil {
+		t.Fatal("Subscribe of a ghost run")
+	}
+	if err := g.Intake(Main("ghost"), func() *runs.Error { return runs.ErrKeyConflict }); err != runs.ErrKeyConflict {
+		t.Fatalf("Intake = %v", err)
+	}
+	if tl := g.Timeline("ghost"); len(tl.Checkpoints) != 1 || g.Head("ghost", "main") != "cp_00000001" {
+		t.Fatalf("timeline of an empty namespace = %+v", tl)
+	}
+	if _, err := g.Select("ghost", "main", "cp_00000001", false); err != nil {
+		t.Fatalf("Select = %v", err)
+	}
+	if page, _, err := g.Runs("ghost", "", 0, ""); err != nil || len(page) != 0 {
+		t.Fatalf("Runs = %v %v", page, err)
+	}
+	if _, err := g.RunView("ghost", "run_x"); err == nil || err.Status != 404 || err.Message != "Run not found: run_x" {
+		t.Fatalf("RunView = %v", err)
+	}
+	_ = g.DrainFlag("ghost")
+	if names, _ := g.Reset("ghost", false); len(names) != 1 {
+		t.Fatalf("Reset = %v", names)
+	}
+	if n := g.NamespaceCount(); n != 0 {
+		t.Fatalf("%d namespaces after reads: %v", n, g.Namespaces())
+	}
+
+	if _, err := g.Admit(Main("a"), "", "", &runs.Submission{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.CommitCheckpoint("b", "main"); err != nil {
+		t.Fatal(err)
+	}
+	full := runs.Admin(429, "too many namespaces (max 2)")
+	_, err := g.Admit(Main("c"), "", "", &runs.Submission{})
+	wantErr(t, "Admit in a third namespace", err, full)
+	_, err = g.CommitCheckpoint("c", "main")
+	wantErr(t, "CommitCheckpoint", err, full)
+	_, _, err = g.Snapshot("c")
+	wantErr(t, "Snapshot", err, full)
+	_, err = g.Branch("c", "f", "")
+	wantErr(t, "Branch", err, full)
+	_, err = g.Select("c", "f", "", true)
+	wantErr(t, "Select of a new branch", err, full)
+	wantErr(t, "SetDraining", g.SetDraining("c", true), full)
+	if got := fmt.Sprint(g.Namespaces()); got != "[a b]" {
+		t.Fatalf("namespaces %s", got)
+	}
+	if _, err := g.Admit(Main("a"), "", "", &runs.Submission{}); err != nil {
+		t.Fatalf("an existing namespace: %v", err)
+	}
+	// Reset all releases the namespaces' state; they stay listed (controls §4.1).
+	if names, _ := g.Reset("", true); fmt.Sprint(names) != "[a b]" {
+		t.Fatalf("reset all = %v", names)
+	}
+	if page, _, _ := g.Runs("a", "", 0, ""); len(page) != 0 {
+		t.Fatalf("after reset all: %d runs", len(page))
+	}
+}
+
+// H5: a subscriber that does not read holds at most --sse-buffer-bytes of
+// frames; past it the stream closes with a WARN naming the run, and later
+// frames are undelivered (the transport is gone).
+func TestSSEBufferBound(t *testing.T) {
+	var log bytes.Buffer
+	frame := len("data: ") + len(`{"event":"message.delta","run_id":"run_4e685a726271445348426a4a70783364","timestamp":1700000000.0,"delta":"x"}`) + 2
+	g := newBoundGateway(t, Options{SSEBufferBytes: 2*frame + frame/2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sub, err := g.Subscribe(ctx, Main("default"), a.RunID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	delta, _ := runs.Parse([]byte(`{"events":[{"event":"message.delta","delta":"x"}]}`))
+	for i := range 2 {
+		if out, err := g.Events("default", a.RunID, delta, true); err != nil || out.Buffered != 1 {
+			t.Fatalf("events %d: %+v %v", i, out, err)
+		}
+	}
+	if strings.Contains(log.String(), "WARN") {
+		t.Fatalf("warned within the bound: %s", log.String())
+	}
+	if err := g.checkTransports(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Events("default", a.RunID, delta, true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sub.Aborted(): // a writer blocked on the client gives up
+	default:
+		t.Fatal("Aborted not closed after the bound")
+	}
+	if _, next := sub.Next(ctx, time.Second); next != Aborted {
+		t.Fatalf("after the bound: %v, want Aborted", next)
+	}
+	if got := log.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "run_id="+a.RunID) {
+		t.Fatalf("log %q", got)
+	}
+	if out, err := g.Events("default", a.RunID, delta, true); err != nil || out.Buffered != 0 {
+		t.Fatalf("after the close: %+v %v (want nothing buffered)", out, err)
+	}
+	if _, err := g.Subscribe(ctx, Main("default"), a.RunID, true); err == nil {
+		t.Fatal("the transport outlived its close")
+	}
+	if err := g.checkTransports(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// H7: with 1000 snapshots pinning old checkpoints, committing one more costs
+// O(1) amortised retention work — the pinned ones are never walked past.
+func TestCheckpointRetentionWork(t *testing.T) {
+	g := newBoundGateway(t, Options{MaxCheckpoints: 10})
+	for range 1000 {
+		if _, _, err := g.Snapshot("default"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := g.spaces["default"]
+	before := ns.tl.seen
+	const commits = 1000
+	for range commits {
+		if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if work := ns.tl.seen - before; work > 2*commits {
+		t.Fatalf("%d checkpoints examined for %d commits", work, commits)
+	}
+	// Retention kept the 1000 pinned and the head, and evicted the rest.
+	tl := g.Timeline("default")
+	if len(tl.Checkpoints) != 1001 {
+		t.Fatalf("%d checkpoints retained", len(tl.Checkpoints))
+	}
+	if err := ns.tl.check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Reset releases what a snapshot of the namespace held: the snapshot stays,
+// and restores nothing (409 no checkpoint).
+func TestResetReleasesSnapshots(t *testing.T) {
+	g := newBoundGateway(t, Options{})
+	if _, err := g.Admit(Main("a"), "", "", &runs.Submission{}); err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := g.Snapshot("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := g.snaps[id].cp.id
+	if _, err := g.Reset("a", false); err != nil {
+		t.Fatal(err)
+	}
+	if s := g.snaps[id]; s.cp.st.runs != nil || s.tl != nil {
+		t.Fatal("the snapshot still holds the namespace's state")
+	}
+	wantErr(t, "RestoreSnapshot", g.RestoreSnapshot("a", id), runs.Admin(409, "no checkpoint "+cp))
+	if err := g.DeleteSnapshot(id); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,141 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// The invariant checks of the gateway's structures (see the comments of
+// State and timeline). They walk everything, so only the tests call them,
+// after every step of the model tests.
+
+// check verifies the invariants of State (see its comment); the model tests
+// call it after every step. It walks everything: tests only.
+func (s *State) check() error {
+	live, sweepable := 0, 0
+	for it := s.runs.Iterator(); !it.Done(); {
+		id, c, _ := it.Next()
+		if isLive(c) {
+			live++
+		}
+		if isSweepable(c.Status) {
+			sweepable++
+			if _, ok := s.sweepable.Get(aged{c.UpdatedAt, id}); !ok {
+				return fmt.Errorf("run %s (%s) is not in sweepable", id, c.Status)
+			}
+		}
+	}
+	if live != s.live || sweepable != s.sweepable.Len() {
+		return fmt.Errorf("live %d (counted %d), sweepable %d (counted %d)", s.live, live, s.sweepable.Len(), sweepable)
+	}
+	prunable, keys := 0, 0
+	for it := s.res.Iterator(); !it.Done(); {
+		k, r, _ := it.Next()
+		if k != resKey(r.Scope, r.Key) {
+			return fmt.Errorf("reservation under %q is (%q, %q)", k, r.Scope, r.Key)
+		}
+		if runs.IsTerminal(r.Status) {
+			prunable++
+			if _, ok := s.prunable.Get(aged{r.UpdatedAt, k}); !ok {
+				return fmt.Errorf("reservation %q (%s) is not in prunable", k, r.Status)
+			}
+		}
+		if ks, _ := s.byRun.Get(r.RunID); !slices.Contains(ks, k) {
+			return fmt.Errorf("reservation %q is not listed under its run %s", k, r.RunID)
+		}
+	}
+	if s.disk == nil && s.nRes != s.res.Len() {
+		return fmt.Errorf("nRes %d, %d reservations", s.nRes, s.res.Len())
+	}
+	if prunable != s.prunable.Len() {
+		return fmt.Errorf("prunable %d, counted %d", s.prunable.Len(), prunable)
+	}
+	for it := s.byRun.Iterator(); !it.Done(); {
+		id, ks, _ := it.Next()
+		keys += len(ks)
+		for i, k := range ks {
+			r, ok := s.res.Get(k)
+			if !ok || r.RunID != id {
+				return fmt.Errorf("byRun[%s] lists %q, not a reservation of it", id, k)
+			}
+			if prev, _ := s.res.Get(ks[max(i-1, 0)]); i > 0 && prev.N > r.N {
+				return fmt.Errorf("byRun[%s] is not ordered by N", id)
+			}
+		}
+	}
+	if keys != s.res.Len() {
+		return fmt.Errorf("byRun lists %d keys for %d reservations", keys, s.res.Len())
+	}
+	n := 0
+	for it := s.approvals.Iterator(); !it.Done(); {
+		_, q, _ := it.Next()
+		n += len(q)
+	}
+	if n != s.nApprovals {
+		return fmt.Errorf("nApprovals %d, counted %d", s.nApprovals, n)
+	}
+	n = 0
+	for it := s.steers.Iterator(); !it.Done(); {
+		_, q, _ := it.Next()
+		n += len(q)
+	}
+	if n != s.nSteers {
+		return fmt.Errorf("nSteers %d, counted %d", s.nSteers, n)
+	}
+	return nil
+}
+
+// check verifies the timeline's invariants (see timeline); tests call it.
+func (t *timeline) check() error {
+	heads := map[string]int{}
+	for b, id := range t.heads {
+		c := t.cps[id]
+		if c == nil || c.gone {
+			return fmt.Errorf("head of %s (%s) is not retained", b, id)
+		}
+		heads[id]++
+	}
+	inFree := map[*checkpoint]bool{}
+	for _, c := range t.free {
+		inFree[c] = true
+	}
+	n := 0
+	for _, c := range t.order {
+		if c.gone {
+			continue
+		}
+		n++
+		if t.cps[c.id] != c || c.heads != heads[c.id] || c.pins < 0 {
+			return fmt.Errorf("checkpoint %s: retained %v, heads %d (counted %d), pins %d", c.id, t.cps[c.id] == c, c.heads, heads[c.id], c.pins)
+		}
+		if !c.protected() && !inFree[c] {
+			return fmt.Errorf("unprotected checkpoint %s is not in free", c.id)
+		}
+	}
+	if n != len(t.cps) {
+		return fmt.Errorf("order lists %d retained checkpoints, cps holds %d", n, len(t.cps))
+	}
+	return nil
+}
+
+// checkTransports verifies every transport's invariants: its buffered bytes
+// are its frames' and stay within the bound; no branch keeps an empty map.
+func (g *Gateway) checkTransports() error {
+	for bk, m := range g.transports {
+		if len(m) == 0 {
+			return fmt.Errorf("branch %v keeps an empty transport map", bk)
+		}
+		for run, t := range m {
+			n := 0
+			for _, f := range t.frames {
+				n += len(f)
+			}
+			if n != t.bytes || n > g.opts.SSEBufferBytes || t.subs < 0 {
+				return fmt.Errorf("transport %s: %d bytes buffered, counted %d (bound %d), %d subscribers", run, t.bytes, n, g.opts.SSEBufferBytes, t.subs)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package gateway
+
+import (
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
+)
+
+// diskRows are the reservations a namespace had in the store (--db) when the
+// process started. Start-up reads none of them: a row is read when first
+// asked for, by key or by run id (upstream hydrates a run from its durable
+// row the same way), so start-up cost and memory do not grow with the file.
+//
+// Every State of the namespace that descends from start-up shares one
+// diskRows and sees a row unless it masked its key (State.masked): a State
+// that changed or removed a row keeps its own version in memory.
+//
+// Invariant: a key not in orig has, in the store, the row it had at
+// start-up. Every key is read (and so recorded in orig) before it is first
+// written — State.delRes reads it before masking — so what orig does not
+// hold the store still answers as at start-up; what orig holds is that
+// start-up row (nil: none). After all() (a checkout of main, a logical
+// restart, a repair, which rewrite whole namespaces), orig holds every row
+// and the store is not read again.
+type diskRows struct {
+	store    storage.Store
+	ns       string
+	orig     map[string]*Reservation // resKey → the row at start-up (nil: none)
+	byRun    map[string][]string     // run id → keys in orig whose start-up row has it
+	complete bool                    // orig holds every row
+}
+
+func newDiskRows(store storage.Store, ns string) *diskRows {
+	return &diskRows{store: store, ns: ns, orig: map[string]*Reservation{}, byRun: map[string][]string{}}
+}
+
+// diskRow is a stored row as a start-up reservation: a real restart made every
+// owner stale (runs-api §10.4).
+func diskRow(r storage.Reservation) *Reservation {
+	res, err := reservationOf(r)
+	if err != nil {
+		panic(err) // the store holds what this package wrote; a row that does not parse is a bug
+	}
+	res.Owner.Local, res.Owner.Alive = false, false
+	return res
+}
+
+func (d *diskRows) record(k string, r *Reservation) {
+	if _, ok := d.orig[k]; ok {
+		return
+	}
+	d.orig[k] = r
+	if r != nil {
+		d.byRun[r.RunID] = append(d.byRun[r.RunID], k)
+	}
+}
+
+// get returns the start-up row of (scope, key), nil when there was none.
+func (d *diskRows) get(scope, key string) *Reservation {
+	k := resKey(scope, key)
+	if r, ok := d.orig[k]; ok || d.complete {
+		return r
+	}
+	row, ok, err := d.store.Reservation(bg(), d.ns, scope, key)
+	if err != nil {
+		panic(errStorage(err)) // answered 500 by the locked wrapper
+	}
+	var r *Reservation
+	if ok {
+		r = diskRow(row)
+	}
+	d.record(k, r)
+	return r
+}
+
+// ofRun returns the keys of the start-up rows of run id.
+func (d *diskRows) ofRun(id string) []string {
+	if !d.complete {
+		rows, err := d.store.ReservationsOfRun(bg(), d.ns, id)
+		if err != nil {
+			panic(errStorage(err))
+		}
+		for _, row := range rows {
+			d.record(resKey(row.Scope, row.Key), diskRow(row))
+		}
+	}
+	return d.byRun[id]
+}
+
+// all reads every start-up row not read yet; afterwards the store is never
+// read again.
+func (d *diskRows) all() {
+	if d.complete {
+		return
+	}
+	rows, err := d.store.Reservations(bg(), d.ns)
+	if err != nil {
+		panic(errStorage(err))
+	}
+	for _, row := range rows {
+		d.record(resKey(row.Scope, row.Key), diskRow(row))
+	}
+	d.complete = true
+}
+
+// flatten makes s hold every reservation it sees in memory, without disk:
+// for the operations that rewrite every reservation.
+func (s *State) flatten() {
+	if s.disk == nil {
+		return
+	}
+	d := s.disk
+	d.all()
+	s.disk = nil
+	for k, r := range d.orig {
+		if r != nil && !s.isMasked(k) {
+			s.addRes(k, r)
+		}
+	}
+	s.masked = nil
+}
+
+// isMasked reports whether s changed or removed the start-up row of k.
+func (s *State) isMasked(k string) bool {
+	if s.masked == nil {
+		return false
+	}
+	_, ok := s.masked.Get(k)
+	return ok
+}
+
+// diskOfRun returns the newest start-up row of run id that s still sees.
+func (s *State) diskOfRun(id string) *Reservation {
+	var best *Reservation
+	for _, k := range s.disk.ofRun(id) {
+		if r := s.disk.orig[k]; !s.isMasked(k) && (best == nil || r.N > best.N) {
+			best = r
+		}
+	}
+	return best
+}
+
+// expiredRes reports whether r is a terminal reservation past durable
+// retention at now (runs-api §11.3).
+func expiredRes(r *Reservation, now float64) bool {
+	return runs.IsTerminal(r.Status) && r.UpdatedAt < now-runs.DurableRetention
+}

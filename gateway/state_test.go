@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// stateModel is State's model: plain maps.
+type stateModel struct {
+	st   State
+	runs map[string]*Cached
+	res  map[string]*Reservation
+}
+
+func (m *stateModel) clone() *stateModel {
+	return &stateModel{st: m.st, runs: maps.Clone(m.runs), res: maps.Clone(m.res)}
+}
+
+var modelStatuses = []string{runs.Queued, runs.Running, runs.Completed, runs.Failed, runs.Cancelled, runs.Interrupted}
+
+// modelStep applies one operation chosen by op and arg to m (and to its
+// State), as the gateway's transactions do.
+func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
+	id := fmt.Sprintf("run_%d", arg%24)
+	scope := fmt.Sprintf("s%d", arg%2)
+	key := fmt.Sprintf("k%d", arg%16)
+	status := modelStatuses[int(arg)%len(modelStatuses)]
+	switch op % 9 {
+	case 0, 1: // put a run
+		c := &Cached{Record: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
+			Owner: Owner{Scope: scope, Local: arg%3 != 0, Alive: true}}
+		m.st.putRun(id, c)
+		m.runs[id] = c
+	case 2: // remove a run
+		m.st.delRun(id)
+		delete(m.runs, id)
+	case 3, 4: // put a reservation (ids repeat across keys, counters grow)
+		r := &Reservation{Scope: scope, Key: key, RunID: id, N: int64(step), Status: status,
+			UpdatedAt: float64(arg % 5), Record: []byte("{}")}
+		m.st.putRes(r)
+		m.res[resKey(scope, key)] = r
+	case 5: // remove a reservation
+		m.st.delRes(scope, key)
+		delete(m.res, resKey(scope, key))
+	case 6: // queue approvals and steers
+		m.st.setApprovals(id, make([]*runs.Obj, arg%3))
+		m.st.setSteers(id, make([]string, arg%4))
+	case 7: // snapshot
+		*saved = append(*saved, m.clone())
+	case 8: // restore a snapshot (checkout)
+		if len(*saved) > 0 {
+			*m = *(*saved)[int(arg)%len(*saved)].clone()
+		}
+	}
+}
+
+// checkModel compares m's State with its maps and checks its invariants.
+func checkModel(t testing.TB, step int, m *stateModel) {
+	t.Helper()
+	if err := m.st.check(); err != nil {
+		t.Fatalf("step %d: %v", step, err)
+	}
+	if m.st.runs.Len() != len(m.runs) || m.st.res.Len() != len(m.res) {
+		t.Fatalf("step %d: %d runs, %d reservations; model %d, %d", step, m.st.runs.Len(), m.st.res.Len(), len(m.runs), len(m.res))
+	}
+	for id, want := range m.runs {
+		if got, ok := m.st.getRun(id); !ok || got != want {
+			t.Fatalf("step %d: run %s = %+v, want %+v", step, id, got, want)
+		}
+	}
+	newest := map[string]*Reservation{}
+	for k, want := range m.res {
+		if got, ok := m.st.res.Get(k); !ok || got != want {
+			t.Fatalf("step %d: reservation %q = %+v, want %+v", step, k, got, want)
+		}
+		if o := newest[want.RunID]; o == nil || want.N > o.N {
+			newest[want.RunID] = want
+		}
+	}
+	for i := range 24 {
+		id := fmt.Sprintf("run_%d", i)
+		got, ok := m.st.resOfRun(id)
+		if want := newest[id]; ok != (want != nil) || ok && got != want {
+			t.Fatalf("step %d: reservation of %s = %+v, want %+v", step, id, got, want)
+		}
+	}
+}
+
+// runModel drives State with the operations ops encodes (two bytes a step),
+// checking every version after every step.
+func runModel(t testing.TB, ops []byte) {
+	m := &stateModel{st: newState(), runs: map[string]*Cached{}, res: map[string]*Reservation{}}
+	var saved []*stateModel
+	for i := 0; i+1 < len(ops); i += 2 {
+		modelStep(m, &saved, ops[i], ops[i+1], i/2+1)
+		checkModel(t, i/2+1, m)
+	}
+	for _, s := range saved {
+		checkModel(t, -1, s)
+	}
+}
+
+// TestStateModel drives random puts, removals, snapshots and restores of runs
+// and reservations against plain maps: every version answers as its maps do
+// and keeps its invariants (State.check).
+func TestStateModel(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		ops := make([]byte, 4000)
+		for i := range ops {
+			ops[i] = byte(rng.IntN(256))
+		}
+		runModel(t, ops)
+	}
+}
+
+// FuzzStateModel is TestStateModel driven by the fuzzer (scripts/fuzz).
+func FuzzStateModel(f *testing.F) {
+	f.Add([]byte{3, 1, 3, 25, 5, 1, 7, 0, 0, 2, 8, 0, 2, 2})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 2000 {
+			ops = ops[:2000]
+		}
+		runModel(t, ops)
+	})
+}

@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// Runs lists main's runs newest first, by pages, filtered by status; RunView
+// shows one with its reservation keys, queues and transport.
+func TestRunsView(t *testing.T) {
+	wall := 1700000000000.0
+	g := newBoundGateway(t, Options{Wall: func() float64 { return wall }})
+	var ids []string
+	for i := range 5 {
+		key := ""
+		if i%2 == 0 {
+			key = fmt.Sprint("k", i)
+		}
+		a, err := g.Admit(Main("v"), key, "fp", &runs.Submission{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.RunID)
+		wall += 1000
+	}
+	running, _ := runs.Parse([]byte(`{"status":"running"}`))
+	if _, err := g.Observe("v", ids[1], running, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Steer(Main("v"), ids[1], "go left", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	cursor := ""
+	for {
+		page, next, err := g.Runs("v", "", 2, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range page {
+			got = append(got, s.ID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	want := slices.Clone(ids)
+	slices.Reverse(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages %v, want %v", got, want)
+	}
+	page, next, err := g.Runs("v", runs.Running, 0, "")
+	if err != nil || next != "" || len(page) != 1 || page[0].ID != ids[1] || page[0].QueuedSteers != 1 ||
+		page[0].Transport != "buffering" || page[0].Keyed || !page[0].OwnerLocal {
+		t.Fatalf("running: %+v %q %v", page, next, err)
+	}
+	if _, _, err := g.Runs("v", "", 0, "%%"); err == nil || err.Status != 400 || err.Message != "invalid cursor" {
+		t.Fatalf("bad cursor: %v", err)
+	}
+	v, err := g.RunView("v", ids[0])
+	if err != nil || !slices.Equal(v.ReservationKeys, []string{"k0"}) || !v.Keyed || v.CreatedAt != 1700000000 ||
+		string(v.Record) == "" || v.Subscriber || v.EventsBuffered != 0 {
+		t.Fatalf("view: %+v %v", v, err)
+	}
+	if v, err := g.RunView("v", ids[1]); err != nil || !slices.Equal(v.Steers, []string{"go left"}) || v.EventsBuffered != 1 {
+		t.Fatalf("view of the steered run: %+v %v", v, err)
+	}
+}
+
+// OnChange hears every committed change in order, outside the lock.
+func TestOnChange(t *testing.T) {
+	var mu sync.Mutex
+	var kinds []string
+	var g *Gateway
+	g = newBoundGateway(t, Options{OnChange: func(c Change) {
+		g.Now() // the lock is free
+		mu.Lock()
+		kinds = append(kinds, c.Kind+":"+c.Status)
+		mu.Unlock()
+	}})
+	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, _ := runs.Parse([]byte(`{"status":"completed"}`))
+	if _, err := g.Observe("default", a.RunID, done, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.SetClockJSON([]byte(`{"advance":"2h"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Sweep("default"); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"run.created:queued", "checkpoint:", "run.changed:completed", "run.event:",
+		"checkpoint:", "clock:", "run.removed:", "checkpoint:"}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("changes %v\nwant    %v", kinds, want)
+	}
+}

@@ -1,0 +1,53 @@
+package record
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// The SSE splitter finds each event's data however the bytes are cut, joins
+// multi-line data, accepts CRLF, skips comments and drops an oversized event.
+func TestFrames(t *testing.T) {
+	big := strings.Repeat("y", MaxBodyBytes+1)
+	stream := ": keepalive\n\ndata: {\"a\": 1}\n\ndata: one\r\ndata: two\r\n\r\n" +
+		"data: " + big + "\n\n: stream closed\n\nevent: x\ndata: last\n\n"
+	for _, cut := range []int{1, 3, 7, 4096} {
+		var got []string
+		f := &frames{now: func() float64 { return 0 }, onData: func(d []byte, _ float64) { got = append(got, string(d)) }}
+		for s := stream; s != ""; {
+			n := min(cut, len(s))
+			f.feed([]byte(s[:n]), 0)
+			s = s[n:]
+		}
+		if strings.Join(got, "|") != `{"a": 1}|one`+"\n"+`two|last` {
+			t.Errorf("cut %d: %q", cut, got)
+		}
+	}
+}
+
+// A tee reports the whole body only when it saw EOF within the bound.
+func TestTee(t *testing.T) {
+	for _, c := range []struct {
+		body  string
+		read  bool
+		whole bool
+	}{
+		{"abc", true, true},
+		{"abc", false, false},
+		{strings.Repeat("z", MaxBodyBytes+1), true, false},
+	} {
+		var got []byte
+		var whole bool
+		calls := 0
+		tee := newTee(io.NopCloser(strings.NewReader(c.body)), func(b []byte, w bool) { got, whole, calls = b, w, calls+1 }, true)
+		if c.read {
+			io.Copy(io.Discard, tee)
+		}
+		tee.Close()
+		tee.Close()
+		if calls != 1 || whole != c.whole || (whole && string(got) != c.body) {
+			t.Errorf("%.10q read %v: calls %d whole %v", c.body, c.read, calls, whole)
+		}
+	}
+}

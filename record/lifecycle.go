@@ -1,0 +1,138 @@
+package record
+
+import (
+	"strconv"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// Bounds of a recording: a client of the proxy decides how many runs and
+// frames cross it, so the recorder keeps at most this much.
+const (
+	// MaxRuns is the most runs one recording keeps (the scenario loader's own
+	// limit on scenarios per set); later admissions are proxied, not recorded.
+	MaxRuns = 1000
+	// MaxObservations is the most SSE frames kept per run, and the most other
+	// observations (changed records, answers, steers, stops); later ones are
+	// proxied, not recorded.
+	MaxObservations = 10000
+	// MaxBodyBytes is the most bytes of one request or response body, or of one
+	// SSE frame, the recorder reads along; a longer one is forwarded whole but
+	// not learnt from.
+	MaxBodyBytes = 1 << 20
+)
+
+// kind is what one observation of a run is.
+type kind uint8
+
+const (
+	obsRecord kind = iota + 1 // a run record read by RunGet (or a stop on a terminal run)
+	obsFrame                  // one SSE data frame of RunEvents
+	obsAnswer                 // an accepted RunApproval (200)
+	obsStop                   // an accepted RunStop ({"run_id","status":"stopping"})
+	obsSteer                  // an accepted RunSteer (200)
+)
+
+// observation is one thing that crossed the proxy about a run, with the local
+// time (epoch seconds) it arrived.
+type observation struct {
+	kind kind
+	at   float64
+	// body: the record (obsRecord), the event (obsFrame) or the answer
+	// (obsAnswer: {"object","run_id","choice",["request_id",]"resolved"}).
+	body *runs.Obj
+	// text: the normalised steer text (obsSteer).
+	text string
+}
+
+// runLog is everything learnt about one run, in arrival order. It holds no
+// header: no Authorization, no Idempotency-Key, no session key.
+type runLog struct {
+	seq      int     // admission order among recorded runs, from 1
+	runID    string  // the upstream's run id
+	admitted float64 // local time of the 202
+	// input is the user message text of the submission (runs-api §6.1 step 9.4)
+	// when it is a string; hasInput is false for any other message shape or an
+	// unread body.
+	input    string
+	hasInput bool
+	// sessionID is the body's session_id when it is a non-empty string.
+	sessionID string
+	obs       []observation
+	full      bool // MaxObservations reached
+	// frames and others count the observations kept; lastRecord is the
+	// bytes of the last record kept.
+	frames, others int
+	lastRecord     string
+}
+
+// add appends an observation unless the run is full: at most MaxObservations
+// frames and as many other observations. A polled record equal to the last
+// one kept adds nothing (a client polling an idle run fills nothing up).
+func (l *runLog) add(o observation, raw []byte) {
+	if o.kind == obsRecord {
+		if string(raw) == l.lastRecord {
+			return
+		}
+		l.lastRecord = string(raw)
+	}
+	n := &l.others
+	if o.kind == obsFrame {
+		n = &l.frames
+	}
+	if *n >= MaxObservations {
+		l.full = true
+		return
+	}
+	*n++
+	l.obs = append(l.obs, o)
+}
+
+// str returns the string value of key k of o ("" when absent or not a string).
+func str(o *runs.Obj, k string) string {
+	if o == nil {
+		return ""
+	}
+	v, ok := o.Get(k)
+	if !ok || v.Kind != runs.String {
+		return ""
+	}
+	return v.Str
+}
+
+// num returns the number value of key k of o as a float.
+func num(o *runs.Obj, k string) (float64, bool) {
+	if o == nil {
+		return 0, false
+	}
+	v, ok := o.Get(k)
+	if !ok || v.Kind != runs.Float && v.Kind != runs.Int {
+		return 0, false
+	}
+	if v.Kind == runs.Float {
+		return v.Float, true
+	}
+	f, err := strconv.ParseFloat(v.Int, 64)
+	return f, err == nil
+}
+
+// userMessage is the user message text of a RunCreate body (runs-api §6.1
+// step 9.4 and scenarios §1.2): a string input itself, or the string content of
+// an array input's last element. Any other shape reports false.
+func userMessage(body runs.Value) (string, bool) {
+	if body.Kind != runs.Object {
+		return "", false
+	}
+	in, _ := body.Obj.Get("input")
+	switch in.Kind {
+	case runs.String:
+		return in.Str, in.Str != ""
+	case runs.Array:
+		if len(in.Arr) == 0 || in.Arr[len(in.Arr)-1].Kind != runs.Object {
+			return "", false
+		}
+		c, _ := in.Arr[len(in.Arr)-1].Obj.Get("content")
+		return c.Str, c.Kind == runs.String && c.Str != ""
+	}
+	return "", false
+}

@@ -1,0 +1,189 @@
+package record
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// session drives four runs through the proxy while the test moves them with
+// the upstream's control plane: an approval answered once with tool events
+// and a delta (A), a steer then a stop (B), a denied approval (C), a
+// message-list input completed with pending steer text (D). A replayed and a
+// refused submission cross too. It returns the runs' ids.
+func session(r *rig) []string {
+	ms := time.Millisecond
+	a := r.create(`{"input":"deploy to staging"}`)
+	r.poll(a)
+	sa := r.subscribe(a)
+	r.advance(200 * ms)
+	r.observe(a, `{"status":"running"}`)
+	r.poll(a)
+	r.advance(100 * ms)
+	r.events(a, `{"event":"tool.started","tool":"terminal","preview":"make deploy"}`)
+	sa.next()
+	r.advance(50 * ms)
+	r.observe(a, `{"status":"waiting_for_approval","approval":{"command":"make deploy","description":"deploy to staging"}}`)
+	sa.next()
+	r.poll(a)
+	r.advance(400 * ms)
+	if got := r.do("POST", "/v1/runs/"+a+"/approval", `{"choice":"once"}`); got.status != 200 {
+		r.t.Fatalf("approval: %+v", got)
+	}
+	sa.next()
+	r.advance(1500 * ms)
+	r.events(a, `{"event":"tool.completed","tool":"terminal","duration":1.5}`, `{"event":"message.delta","delta":"Deployed \"staging\" ✓"}`)
+	sa.next()
+	sa.next()
+	r.advance(500 * ms)
+	r.observe(a, `{"status":"completed","output":"Deployed \"staging\" ✓","usage":{"input_tokens":12,"output_tokens":3,"total_tokens":15}}`)
+	sa.next()
+	sa.end()
+	r.poll(a)
+
+	b := r.create(`{"input":"long job","model":"hermes-agent"}`)
+	if got := r.do("POST", "/v1/runs", `{"input":""}`); got.status != 400 {
+		r.t.Fatalf("refused submission: %+v", got)
+	}
+	r.poll(b)
+	sb := r.subscribe(b)
+	r.advance(100 * ms)
+	r.observe(b, `{"status":"running"}`)
+	r.poll(b)
+	r.advance(100 * ms)
+	if got := r.do("POST", "/v1/runs/"+b+"/steer", `{"input":"also run the tests"}`); got.status != 200 {
+		r.t.Fatalf("steer: %+v", got)
+	}
+	sb.next()
+	r.advance(50 * ms)
+	r.events(b, `{"event":"reasoning.available","text":"thinking"}`)
+	sb.next()
+	r.advance(100 * ms)
+	if got := r.do("POST", "/v1/runs/"+b+"/stop", ""); got.body != `{"run_id":"`+b+`","status":"stopping"}` {
+		r.t.Fatalf("stop: %+v", got)
+	}
+	r.poll(b)
+	r.advance(250 * ms)
+	r.observe(b, `{"status":"cancelled"}`)
+	sb.next()
+	sb.end()
+	r.poll(b)
+
+	c := r.create(`{"input":"rm -rf /tmp/*.log (sure?)","session_id":"ops-7"}`)
+	r.poll(c)
+	r.advance(10 * ms)
+	r.observe(c, `{"status":"waiting_for_approval","approval":{"command":"rm -rf /tmp/*.log"}}`)
+	r.poll(c)
+	r.advance(20 * ms)
+	if got := r.do("POST", "/v1/runs/"+c+"/approval", `{"choice":"deny"}`); got.status != 200 {
+		r.t.Fatalf("deny: %+v", got)
+	}
+	r.poll(c)
+	r.advance(30 * ms)
+	r.observe(c, `{"status":"failed","error":"approval denied"}`)
+	r.poll(c)
+
+	d := r.create(`{"input":[{"role":"user","content":"summarise"}]}`)
+	r.poll(d)
+	r.advance(100 * ms)
+	r.observe(d, `{"status":"running"}`)
+	r.poll(d)
+	if got := r.do("POST", "/v1/runs/"+d+"/steer", `{"text":"keep it short"}`); got.status != 200 {
+		r.t.Fatalf("steer: %+v", got)
+	}
+	r.advance(200 * ms)
+	r.observe(d, `{"status":"completed","output":"short"}`)
+	r.poll(d)
+	return []string{a, b, c, d}
+}
+
+// golden compares got with testdata/name (rewritten with -update).
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs (run with -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestRecordSession(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{
+		{"session.yaml", Options{}},
+		{"session-redacted.yaml", Options{Redact: true}},
+		{"session-order-speed10.yaml", Options{Match: MatchOrder, Speed: 10}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, c.opts)
+			r.do("GET", "/v1/capabilities", "")
+			ids := session(r)
+			for _, path := range []string{"/v1/runs/" + ids[0], "/v1/runs/" + ids[1], "/v1/runs/missing", "/v1/capabilities", "/v1/nope"} {
+				direct, proxied := send(t, r.up.URL(), "GET", path, ""), send(t, r.px.URL, "GET", path, "")
+				direct.header.Del("Date")
+				proxied.header.Del("Date")
+				if !reflect.DeepEqual(direct, proxied) {
+					t.Errorf("GET %s: direct %+v, proxied %+v", path, direct, proxied)
+				}
+			}
+			if got := r.do("POST", FlushPath, ""); got.status != 200 || got.body != `{"file":`+quoteJSON(r.out)+`,"scenarios":4}` {
+				t.Fatalf("flush: %+v", got)
+			}
+			written, err := os.ReadFile(r.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name, []byte(strings.Replace(string(written), r.up.URL(), "http://upstream.test", 1)))
+			if c.opts.Redact {
+				for _, text := range []string{"deploy", "staging", "Deployed", "thinking", "approval denied", "rm -rf", "short"} {
+					if strings.Contains(string(written), text) {
+						t.Errorf("redacted file holds %q", text)
+					}
+				}
+			}
+			if strings.Contains(string(written), "sk-never-stored") {
+				t.Error("the token is in the file")
+			}
+			if dump := r.rec.dump(); strings.Contains(dump, "sk-never-stored") || strings.Contains(dump, "Authorization") {
+				t.Errorf("the recorder holds a header: %s", dump)
+			}
+		})
+	}
+}
+
+// dump renders everything the recorder holds about runs, for the
+// no-credential check.
+func (r *Recorder) dump() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(r.info)
+	for _, l := range r.order {
+		b.WriteString(l.runID + l.input + l.sessionID)
+		for _, o := range l.obs {
+			if o.body != nil {
+				b.Write(runs.MarshalValue(runs.ObjectValue(o.body)))
+			}
+			b.WriteString(o.text)
+		}
+	}
+	return b.String()
+}

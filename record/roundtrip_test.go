@@ -1,0 +1,80 @@
+package record
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/emulator/control"
+	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
+)
+
+// The acceptance test of docs/record.md: a session recorded through the
+// proxy — an approval answered once, a steer then a stop, a denied approval,
+// pending steer text — written, validated by the scenario loader and loaded
+// into a second emulator, gives the same client the same answers (statuses,
+// records, approval, steer and stop answers, every SSE frame) when nothing
+// but the scenarios moves the runs. Both emulators' clocks are frozen at the
+// same instant and advanced alike, so even ids and timestamps match.
+func TestRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts Options
+		view func(string) string // what must be equal in each answer
+	}{
+		{"input", Options{}, func(s string) string { return s }},
+		{"order", Options{Match: MatchOrder}, func(s string) string { return s }},
+		// redacted texts differ; the statuses and the event names do not
+		{"redacted", Options{Redact: true}, func(s string) string { return strings.Join(names.FindAllString(s, -1), " ") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, c.opts)
+			session(r)
+			data, _ := r.rec.Scenarios()
+			set, perr := scenarios.Parse(data)
+			if perr != nil {
+				t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
+			}
+			up := emulatortest.New(t, emulator.Options{ClockStart: t0, FreezeClock: true, Scenarios: set})
+			replay := &rig{t: t, up: up, ctl: control.New(up.URL()), base: up.URL(), replay: true}
+			session(replay)
+			if len(replay.said) != len(r.said) {
+				t.Fatalf("%d answers on replay, %d recorded", len(replay.said), len(r.said))
+			}
+			for i := range r.said {
+				if c.view(replay.said[i]) != c.view(r.said[i]) {
+					t.Errorf("answer %d:\nrecorded %s\nreplayed %s", i, r.said[i], replay.said[i])
+				}
+			}
+		})
+	}
+}
+
+// names finds the status and event names in an answer.
+var names = regexp.MustCompile(`"(status|event)": ?"[a-z_.]+"`)
+
+// Every golden file is a valid scenario set.
+func TestGoldenFilesLoad(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.yaml")
+	if len(files) < 3 {
+		t.Fatalf("golden files: %v", files)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, perr := scenarios.Parse(data)
+		if perr != nil {
+			t.Errorf("%s: %s", f, perr.Message)
+			continue
+		}
+		if len(set.Scenarios) != 4 {
+			t.Errorf("%s: %d scenarios", f, len(set.Scenarios))
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package record
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// writeFile renders a scenario file (scenarios.md §1): the header comment
+// lines, then the scenarios as block YAML whose bodies are JSON flow values —
+// JSON is YAML, so every body reads back the same under either parser.
+func writeFile(header []string, ss []Scenario) []byte {
+	var b bytes.Buffer
+	for _, h := range header {
+		b.WriteString("# " + h + "\n")
+	}
+	if len(ss) == 0 {
+		b.WriteString("scenarios: []\n")
+		return b.Bytes()
+	}
+	b.WriteString("scenarios:\n")
+	for _, s := range ss {
+		for _, c := range s.Comment {
+			b.WriteString("  # " + c + "\n")
+		}
+		b.WriteString("  - name: " + quote(s.Name) + "\n")
+		b.WriteString("    match: " + flow(runs.ObjectValue(s.Match)) + "\n")
+		writeSteps(&b, "steps", s.Steps)
+		if s.IfDenied != nil {
+			writeSteps(&b, "if_denied", s.IfDenied)
+		}
+		if s.OnStop != nil {
+			writeSteps(&b, "on_stop", s.OnStop)
+		}
+		if s.DeliverSteers {
+			b.WriteString("    steers: deliver\n")
+		}
+	}
+	return b.Bytes()
+}
+
+func writeSteps(b *bytes.Buffer, key string, steps []Step) {
+	if len(steps) == 0 {
+		b.WriteString("    " + key + ": []\n")
+		return
+	}
+	b.WriteString("    " + key + ":\n")
+	for _, s := range steps {
+		b.WriteString("      - after: " + (time.Duration(s.AfterMs) * time.Millisecond).String() + "\n")
+		if s.Action == ActEvents {
+			b.WriteString("        events:\n")
+			for _, e := range s.Body.Arr {
+				b.WriteString("          - " + flow(e) + "\n")
+			}
+			continue
+		}
+		b.WriteString("        " + s.Action + ": " + flow(s.Body) + "\n")
+	}
+}
+
+// flow renders v as JSON with ", " and ": " separators and strings quoted
+// by quote, which is valid YAML flow too.
+func flow(v runs.Value) string {
+	var b strings.Builder
+	appendFlow(&b, v)
+	return b.String()
+}
+
+func appendFlow(b *strings.Builder, v runs.Value) {
+	switch v.Kind {
+	case runs.Null:
+		b.WriteString("null")
+	case runs.Bool:
+		b.WriteString(strconv.FormatBool(v.Bool))
+	case runs.Int:
+		b.WriteString(v.Int)
+	case runs.Float:
+		switch {
+		case math.IsInf(v.Float, 1):
+			b.WriteString(".inf")
+		case math.IsInf(v.Float, -1):
+			b.WriteString("-.inf")
+		default:
+			b.WriteString(runs.FormatPyFloat(v.Float))
+		}
+	case runs.String:
+		b.WriteString(quote(v.Str))
+	case runs.Array:
+		b.WriteByte('[')
+		for i, x := range v.Arr {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			appendFlow(b, x)
+		}
+		b.WriteByte(']')
+	case runs.Object:
+		b.WriteByte('{')
+		for i, k := range v.Obj.Keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(quote(k))
+			b.WriteString(": ")
+			appendFlow(b, v.Obj.Vals[i])
+		}
+		b.WriteByte('}')
+	}
+}
+
+// quote renders s as a double-quoted scalar that JSON and YAML both read back
+// as s: the JSON escapes, plus \uXXXX for what YAML would not keep as it is —
+// DEL, the C1 controls (NEL among them), the line and paragraph separators,
+// the byte-order mark and the non-characters U+FFFE/U+FFFF. A lone surrogate
+// (WTF-8, see runs.Value) is written as its \uDXXX escape.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 && i+3 <= len(s) && s[i] == 0xED {
+			// WTF-8 lone surrogate: ED A0–BF xx
+			r = rune(0xD000 | int(s[i+1]&0x3F)<<6 | int(s[i+2]&0x3F))
+			n = 3
+		}
+		i += n
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7F || r >= 0x80 && r <= 0x9F || r == 0x2028 || r == 0x2029 ||
+			r == 0xFEFF || r == 0xFFFE || r == 0xFFFF || r >= 0xD800 && r <= 0xDFFF:
+			b.WriteString(`\u`)
+			h := strconv.FormatInt(int64(r), 16)
+			b.WriteString(strings.Repeat("0", 4-len(h)) + h)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

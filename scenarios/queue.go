@@ -1,0 +1,159 @@
+package scenarios
+
+import "container/heap"
+
+// Key names a scenario-driven run: its namespace and run id (runs move only
+// on their namespace's main branch).
+type Key struct{ NS, Run string }
+
+// Entry is a run's next due step in the Queue.
+type Entry struct {
+	Key
+	Due   float64 // emulator ms
+	Order uint64  // the cursor's admission order
+	Seq   uint64  // the cursor's Seq (step order within the run)
+}
+
+// Entry is the queue entry of the cursor of run k; ok is false while the
+// cursor waits for an approval (nothing is due).
+func (c Cursor) Entry(k Key) (Entry, bool) {
+	return Entry{Key: k, Due: c.Due, Order: c.Order, Seq: c.Seq}, !c.Waiting
+}
+
+// before is the firing order (docs/scenarios.md §2): due time, then admission
+// order, then step order; namespace and run id make it total.
+func (e Entry) before(f Entry) bool {
+	switch {
+	case e.Due != f.Due:
+		return e.Due < f.Due
+	case e.Order != f.Order:
+		return e.Order < f.Order
+	case e.Seq != f.Seq:
+		return e.Seq < f.Seq
+	case e.NS != f.NS:
+		return e.NS < f.NS
+	}
+	return e.Run < f.Run
+}
+
+// Queue holds at most one entry per run — its next due step — earliest first.
+// It is not safe for concurrent use: its owner (the gateway) serialises calls.
+// Notify, when set, is called whenever the earliest entry becomes earlier (a
+// timer waiting for the old earliest must wake up sooner).
+type Queue struct {
+	Notify func()
+	h      entryHeap
+	at     map[Key]int // position of each run's entry in h
+}
+
+// Len is the number of runs with a due step.
+func (q *Queue) Len() int { return len(q.h.es) }
+
+// Set schedules e, replacing the run's previous entry.
+func (q *Queue) Set(e Entry) {
+	if q.at == nil {
+		q.at = map[Key]int{}
+		q.h.at = q.at
+	}
+	first, had := q.Earliest()
+	if i, ok := q.at[e.Key]; ok {
+		q.h.es[i] = e
+		heap.Fix(&q.h, i)
+	} else {
+		heap.Push(&q.h, e)
+	}
+	if q.Notify != nil && (!had || e.before(first)) {
+		q.Notify()
+	}
+}
+
+// Remove drops the run's entry, if any.
+func (q *Queue) Remove(k Key) {
+	if i, ok := q.at[k]; ok {
+		heap.Remove(&q.h, i)
+	}
+}
+
+// RemoveNS drops every entry of namespace ns.
+func (q *Queue) RemoveNS(ns string) {
+	for k := range q.at {
+		if k.NS == ns {
+			q.Remove(k)
+		}
+	}
+}
+
+// Earliest is the first entry to fire; ok is false when the queue is empty.
+func (q *Queue) Earliest() (Entry, bool) {
+	if len(q.h.es) == 0 {
+		return Entry{}, false
+	}
+	return q.h.es[0], true
+}
+
+// Pop removes and returns the earliest entry when it is due at or before limit.
+func (q *Queue) Pop(limit float64) (Entry, bool) {
+	e, ok := q.Earliest()
+	if !ok || e.Due > limit {
+		return Entry{}, false
+	}
+	heap.Pop(&q.h)
+	return e, true
+}
+
+// Drain fires, in order, every entry due at or before limit, including those
+// that fire schedules on the way (a step with after 0s fires in the same
+// drain). fire is given each entry once it has left the queue.
+func (q *Queue) Drain(limit float64, fire func(Entry)) {
+	for {
+		e, ok := q.Pop(limit)
+		if !ok {
+			return
+		}
+		fire(e)
+	}
+}
+
+// check verifies the queue's invariants (heap order, index map); tests call it.
+func (q *Queue) check() bool {
+	if len(q.at) != len(q.h.es) {
+		return false
+	}
+	for i, e := range q.h.es {
+		if q.at[e.Key] != i {
+			return false
+		}
+		if i > 0 && e.before(q.h.es[(i-1)/2]) {
+			return false
+		}
+	}
+	return true
+}
+
+// entryHeap is a container/heap of entries that keeps each run's position in at.
+type entryHeap struct {
+	es []Entry
+	at map[Key]int
+}
+
+func (h *entryHeap) Len() int           { return len(h.es) }
+func (h *entryHeap) Less(i, j int) bool { return h.es[i].before(h.es[j]) }
+func (h *entryHeap) Swap(i, j int) {
+	h.es[i], h.es[j] = h.es[j], h.es[i]
+	h.at[h.es[i].Key] = i
+	h.at[h.es[j].Key] = j
+}
+func (h *entryHeap) Push(x any) {
+	e := x.(Entry)
+	h.at[e.Key] = len(h.es)
+	h.es = append(h.es, e)
+}
+func (h *entryHeap) Pop() any {
+	e := h.es[len(h.es)-1]
+	h.es = h.es[:len(h.es)-1]
+	delete(h.at, e.Key)
+	return e
+}
+
+// Entries returns every entry, in no particular order (invariant checks).
+func (q *Queue) Entries() []Entry { return append([]Entry(nil), q.h.es...) }

@@ -1,0 +1,100 @@
+package scenarios
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestQueueOrder(t *testing.T) {
+	var q Queue
+	notified := 0
+	q.Notify = func() { notified++ }
+	e := func(ns, run string, due float64, order, seq uint64) Entry {
+		return Entry{Key{ns, run}, due, order, seq}
+	}
+	// Due time first, then admission order, then step order.
+	q.Set(e("b", "r3", 20, 3, 0))
+	q.Set(e("a", "r2", 10, 2, 5))
+	q.Set(e("a", "r1", 10, 1, 9))
+	q.Set(e("z", "r4", 10, 1, 2)) // same order (another namespace's run): step order
+	q.Set(e("a", "r5", 30, 0, 0))
+	if notified != 4 {
+		t.Fatalf("notified %d times, want 4 (each new earliest)", notified)
+	}
+	// Replacing a run's entry moves it.
+	q.Set(e("a", "r5", 5, 0, 1))
+	if notified != 5 || !q.check() || q.Len() != 5 {
+		t.Fatalf("notified %d, check %v, len %d", notified, q.check(), q.Len())
+	}
+	var got []string
+	q.Drain(20, func(x Entry) {
+		got = append(got, x.Run)
+		if x.Run == "r2" && x.Seq == 5 { // a step with after 0s fires in the same drain
+			q.Set(e("a", "r2", 10, 2, 6))
+		}
+		if !q.check() {
+			t.Fatal("invariants broken")
+		}
+	})
+	want := []string{"r5", "r4", "r1", "r2", "r2", "r3"}
+	if !slices.Equal(got, want) || q.Len() != 0 {
+		t.Fatalf("drained %v, want %v (left %d)", got, want, q.Len())
+	}
+	q.Set(e("a", "x", 40, 0, 0))
+	q.Set(e("b", "y", 50, 0, 0))
+	q.Set(e("a", "z", 60, 0, 0))
+	if _, ok := q.Pop(39.9); ok {
+		t.Fatal("popped an entry not yet due")
+	}
+	q.RemoveNS("a")
+	q.Remove(Key{"nope", "x"})
+	if f, ok := q.Earliest(); !ok || f.Run != "y" || q.Len() != 1 || !q.check() {
+		t.Fatalf("after RemoveNS: %+v %d", f, q.Len())
+	}
+	q.Remove(Key{"b", "y"})
+	if _, ok := q.Earliest(); ok || !q.check() {
+		t.Fatal("not empty")
+	}
+}
+
+// TestQueueModel compares the queue with a plain map sorted on demand.
+func TestQueueModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var q Queue
+	model := map[Key]Entry{}
+	for i := 0; i < 5000; i++ {
+		k := Key{string(rune('a' + rng.IntN(3))), string(rune('a' + rng.IntN(20)))}
+		switch rng.IntN(4) {
+		case 0, 1:
+			e := Entry{k, float64(rng.IntN(50)), uint64(rng.IntN(5)), uint64(rng.IntN(5))}
+			q.Set(e)
+			model[k] = e
+		case 2:
+			q.Remove(k)
+			delete(model, k)
+		case 3:
+			limit := float64(rng.IntN(50))
+			var want []Entry
+			for _, e := range model {
+				if e.Due <= limit {
+					want = append(want, e)
+				}
+			}
+			slices.SortFunc(want, func(a, b Entry) int {
+				if a.before(b) {
+					return -1
+				}
+				return 1
+			})
+			var got []Entry
+			q.Drain(limit, func(e Entry) { got = append(got, e); delete(model, e.Key) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("step %d: drained %v, want %v", i, got, want)
+			}
+		}
+		if !q.check() || q.Len() != len(model) {
+			t.Fatalf("step %d: check %v len %d model %d", i, q.check(), q.Len(), len(model))
+		}
+	}
+}

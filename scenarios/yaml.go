@@ -1,0 +1,108 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// maxValues bounds the values one file may expand to (YAML aliases can make a
+// short file large).
+const maxValues = 1_000_000
+
+var errTooLarge = errors.New("the file expands to more than 1,000,000 values")
+
+// decode reads a file as JSON when its first non-blank byte is '{' (JSON is YAML,
+// but the JSON reader keeps number lexemes and Python's value model exactly as
+// the controls read them), else as YAML.
+func decode(data []byte) (runs.Value, error) {
+	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+		v, err := runs.Parse(data)
+		if err != nil {
+			return runs.Value{}, err
+		}
+		return v, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return runs.Value{}, fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	budget := maxValues
+	return fromNode(&doc, &budget)
+}
+
+// fromNode converts a YAML node to the JSON value model: mappings to objects
+// (keys in order; a repeated key keeps its first position and last value, as
+// JSON objects do), sequences to arrays, and scalars by their resolved tag
+// (null, bool, int, float; everything else is a string).
+func fromNode(n *yaml.Node, budget *int) (runs.Value, error) {
+	if *budget--; *budget < 0 {
+		return runs.Value{}, errTooLarge
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return runs.NullValue(), nil
+		}
+		return fromNode(n.Content[0], budget)
+	case yaml.AliasNode:
+		return fromNode(n.Alias, budget)
+	case yaml.SequenceNode:
+		arr := make([]runs.Value, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := fromNode(c, budget)
+			if err != nil {
+				return runs.Value{}, err
+			}
+			arr = append(arr, v)
+		}
+		return runs.ArrayValue(arr...), nil
+	case yaml.MappingNode:
+		o := &runs.Obj{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return runs.Value{}, fmt.Errorf("invalid YAML: line %d: mapping keys must be scalars", k.Line)
+			}
+			v, err := fromNode(n.Content[i+1], budget)
+			if err != nil {
+				return runs.Value{}, err
+			}
+			o.Set(k.Value, v)
+		}
+		return runs.ObjectValue(o), nil
+	}
+	return scalar(n)
+}
+
+func scalar(n *yaml.Node) (runs.Value, error) {
+	switch n.ShortTag() {
+	case "!!null":
+		return runs.NullValue(), nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return runs.Value{}, fmt.Errorf("invalid YAML: line %d: %v", n.Line, err)
+		}
+		return runs.BoolValue(b), nil
+	case "!!int":
+		i, ok := new(big.Int).SetString(strings.ReplaceAll(n.Value, "_", ""), 0)
+		if !ok {
+			return runs.Value{}, fmt.Errorf("invalid YAML: line %d: bad integer %q", n.Line, n.Value)
+		}
+		return runs.Value{Kind: runs.Int, Int: i.String()}, nil
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return runs.Value{}, fmt.Errorf("invalid YAML: line %d: %v", n.Line, err)
+		}
+		return runs.FloatValue(f), nil
+	}
+	return runs.StringValue(n.Value), nil
+}

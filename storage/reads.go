@@ -1,0 +1,100 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The on-demand reads of DB (Store): start-up reads only the namespace rows
+// and the clock; a reservation is read when first asked for.
+
+const (
+	sqlReservationCols  = `namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at`
+	sqlReservationByKey = `SELECT ` + sqlReservationCols + ` FROM reservations
+		WHERE namespace = ? AND scope = ? AND idem_key = ?`
+	sqlReservationsByRun = `SELECT ` + sqlReservationCols + ` FROM reservations
+		WHERE namespace = ? AND run_id = ? ORDER BY run_n DESC`
+	sqlCountReservations = `SELECT count(*) FROM reservations WHERE namespace = ?`
+	sqlReservationsOf    = `SELECT ` + sqlReservationCols + ` FROM reservations
+		WHERE namespace = ? ORDER BY scope, idem_key`
+)
+
+func (r *reservationRow) reservation() Reservation {
+	return Reservation{r.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.RunN, r.OwnerScope,
+		r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt}
+}
+
+// LoadMeta implements Store: the namespace rows sorted by name and the clock.
+func (db *DB) LoadMeta(ctx context.Context) (namespaces []Namespace, clock *Clock, err error) {
+	err = readTx(ctx, db.x, "load", func(tx *sqlx.Tx) error {
+		var ns []namespaceRow
+		if err := tx.SelectContext(ctx, &ns, sqlLoadNamespaces); err != nil {
+			return err
+		}
+		var cs []clockRow
+		if err := tx.SelectContext(ctx, &cs, sqlLoadClock); err != nil {
+			return err
+		}
+		for _, n := range ns {
+			namespaces = append(namespaces, Namespace{n.Name, n.RunCounter, n.ApprovalCounter, n.ScopeProfile, n.ScopeIdentity})
+		}
+		if len(cs) == 1 {
+			clock = &Clock{cs[0].Frozen, cs[0].FrozenMs, cs[0].OffsetMs}
+		}
+		return nil
+	})
+	return namespaces, clock, err
+}
+
+// one reads at most one reservation row.
+func (db *DB) one(ctx context.Context, query string, args ...any) (Reservation, bool, error) {
+	var row reservationRow
+	err := db.x.GetContext(ctx, &row, query, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Reservation{}, false, nil
+	}
+	if err != nil {
+		return Reservation{}, false, translate("read reservation", err)
+	}
+	return row.reservation(), true, nil
+}
+
+// Reservation implements Store.
+func (db *DB) Reservation(ctx context.Context, ns, scope, key string) (Reservation, bool, error) {
+	return db.one(ctx, sqlReservationByKey, ns, scope, key)
+}
+
+// ReservationsOfRun implements Store.
+func (db *DB) ReservationsOfRun(ctx context.Context, ns, id string) ([]Reservation, error) {
+	return db.many(ctx, sqlReservationsByRun, ns, id)
+}
+
+// CountReservations implements Store.
+func (db *DB) CountReservations(ctx context.Context, ns string) (int, error) {
+	var n int
+	if err := db.x.GetContext(ctx, &n, sqlCountReservations, ns); err != nil {
+		return 0, translate("count reservations", err)
+	}
+	return n, nil
+}
+
+// Reservations implements Store.
+func (db *DB) Reservations(ctx context.Context, ns string) ([]Reservation, error) {
+	return db.many(ctx, sqlReservationsOf, ns)
+}
+
+// many reads reservation rows.
+func (db *DB) many(ctx context.Context, query string, args ...any) ([]Reservation, error) {
+	var rows []reservationRow
+	if err := db.x.SelectContext(ctx, &rows, query, args...); err != nil {
+		return nil, translate("read reservations", err)
+	}
+	out := make([]Reservation, len(rows))
+	for i := range rows {
+		out[i] = rows[i].reservation()
+	}
+	return out, nil
+}

@@ -102,10 +102,12 @@ func TestHardenJournalFreshNamespacesRSS(t *testing.T) {
 	if r := p.must(c, "GET", "/__admin/metrics", ""); strings.Count(string(r.body), `"method":"GET"`) != 1000 {
 		t.Errorf("metrics list %d unmatched pairs (%d bytes), want 1000", strings.Count(string(r.body), `"method":"GET"`), len(r.body))
 	}
-	// 100,000 entries with 1 KB paths (measured: about +180 MB; before, +650 MB
-	// and growing with the traffic).
-	if peak-base > 250_000 {
-		t.Errorf("peak RSS grew by %d kB, want under 250 MB", peak-base)
+	// 100,000 entries with 1 KB paths are about 150 MB of live heap; the
+	// collector may let the heap grow to twice its live size before it runs
+	// (GOGC=100). Measured: +180 to +290 MB; before the bound, +650 MB and
+	// growing with the traffic.
+	if peak-base > 400_000 {
+		t.Errorf("peak RSS grew by %d kB, want under 400 MB", peak-base)
 	}
 	p.healthy(c, "the fresh namespaces")
 }

@@ -82,12 +82,12 @@ func (b *Bodies) Read(w http.ResponseWriter, r *http.Request) (body []byte, rele
 	} else {
 		body, err = rd.chunked()
 	}
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		rd.release()
-		w.Header().Set("Connection", "close")
+		endReads(w)
 		return nil, rd.release, err
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	return body, rd.release, nil
 }
 
@@ -180,7 +180,18 @@ func (b *Bodies) Unread(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
+	endReads(w)
+}
+
+// endReads answers with Connection: close and makes every further read of the
+// connection fail at once. After the handler, net/http drains an unread body
+// (up to 256 KiB, without a deadline of its own) before it closes the
+// connection: a body that never arrives would hold the connection, its
+// goroutine and buffers for ever after the answer (hardening H4). The answer
+// is still written in full; then the connection closes.
+func endReads(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
 }
 
 // Discard reads and drops the body of a request whose operation takes none
@@ -193,9 +204,10 @@ func (b *Bodies) Discard(w http.ResponseWriter, r *http.Request) {
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(b.timeout))
-	_, err := io.Copy(io.Discard, io.LimitReader(r.Body, b.max+1))
-	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil || r.ContentLength > b.max {
-		w.Header().Set("Connection", "close")
+	n, err := io.Copy(io.Discard, io.LimitReader(r.Body, b.max+1))
+	if err != nil || n > b.max {
+		endReads(w)
+		return
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 }

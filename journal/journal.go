@@ -2,6 +2,8 @@ package journal
 
 import (
 	"cmp"
+	"container/list"
+	"fmt"
 	"math"
 	"net/url"
 	"slices"
@@ -17,11 +19,21 @@ import (
 // so that every namespace can be listed in arrival order. It is process
 // state: not cleared by reset, not restored by checkout, not persisted. All
 // methods are safe for concurrent use.
+//
+// Its memory is bounded against hostile traffic (hardening H3, H9): an entry
+// keeps at most the first runs.EchoLimit bytes of its namespace, method and
+// path, and the journal holds at most Limit entries in all. An entry that
+// would exceed Limit drops the rings of the namespaces journaled least
+// recently, whole, until it fits — so requests naming ever new namespaces
+// (401s and 404s included) displace each other, not the busy namespaces.
 type Journal struct {
 	size   int
+	limit  int
 	mu     sync.Mutex
 	seq    uint64
-	spaces map[string]*ring
+	total  int              // entries in all rings
+	spaces map[string]*ring // by namespace
+	recent *list.List       // of *ring, least recently journaled first
 }
 
 // record is a stored entry with its global arrival number.
@@ -33,49 +45,118 @@ type record struct {
 // ring keeps the newest cap entries of one namespace. buf grows up to cap,
 // then start marks the oldest entry and new entries overwrite it.
 type ring struct {
+	ns    string
 	buf   []record
 	start int
+	at    *list.Element // the ring's place in Journal.recent
 }
 
-func (r *ring) add(rec record, capacity int) {
+// add stores rec and reports whether the ring grew (false: it overwrote its
+// oldest entry).
+func (r *ring) add(rec record, capacity int) bool {
 	if len(r.buf) < capacity {
 		r.buf = append(r.buf, rec)
-		return
+		return true
 	}
 	r.buf[r.start] = rec
 	r.start++
 	if r.start == len(r.buf) {
 		r.start = 0
 	}
+	return false
 }
 
+// FullNamespaces is how many namespaces' full rings the journal holds at
+// most: Limit is FullNamespaces × Size entries (100,000 by default).
+const FullNamespaces = 100
+
 // New returns a journal keeping size entries per namespace (--journal-size,
-// default 1000); size 0 keeps nothing. A negative size counts as 0.
+// default 1000) and at most FullNamespaces × size in all; size 0 keeps
+// nothing. A negative size counts as 0.
 func New(size int) *Journal {
-	return &Journal{size: max(size, 0), spaces: make(map[string]*ring)}
+	size = max(size, 0)
+	limit := math.MaxInt
+	if size <= math.MaxInt/FullNamespaces {
+		limit = size * FullNamespaces
+	}
+	return &Journal{size: size, limit: limit, spaces: make(map[string]*ring), recent: list.New()}
 }
 
 // Size is the capacity of each namespace's ring (the `size` of GET /__admin/requests).
 func (j *Journal) Size() int { return j.size }
 
+// Limit is the most entries the journal holds in all namespaces together.
+func (j *Journal) Limit() int { return j.limit }
+
 // Add records e under e.Namespace, rounding DurationMs to 2 decimals
 // (controls.md §7.1): callers pass the raw, unrounded milliseconds. The
-// oldest entry of that namespace is dropped when its ring is full. The entry's
-// Request and Issues are kept as given: the caller must not change them later.
+// namespace, method and path are cut to their first runs.EchoLimit bytes. The
+// oldest entry of that namespace is dropped when its ring is full, and the
+// rings of the namespaces journaled least recently when the journal holds
+// Limit entries. The entry's Request and Issues are kept as given: the caller
+// must not change them later.
 func (j *Journal) Add(e Entry) {
 	if j.size == 0 {
 		return
 	}
 	e.DurationMs = roundMs(e.DurationMs)
+	e.Method, e.Path = keep(e.Method), keep(e.Path)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
-	r := j.spaces[e.Namespace]
+	r := j.spaces[runs.Echo(e.Namespace)]
 	if r == nil {
-		r = &ring{}
-		j.spaces[e.Namespace] = r
+		r = &ring{ns: keep(e.Namespace)}
+		r.at = j.recent.PushBack(r)
+		j.spaces[r.ns] = r
+	} else {
+		j.recent.MoveToBack(r.at)
 	}
-	r.add(record{seq: j.seq, e: e}, j.size)
+	e.Namespace = r.ns
+	if r.add(record{seq: j.seq, e: e}, j.size) {
+		j.total++
+	}
+	// The newest ring is never dropped: it holds at most size <= limit entries.
+	for j.total > j.limit {
+		j.drop(j.recent.Front().Value.(*ring))
+	}
+}
+
+// keep returns the first runs.EchoLimit bytes of s as a copy: a string cut
+// from the request line would keep all of it (query string included) alive.
+func keep(s string) string { return strings.Clone(runs.Echo(s)) }
+
+// drop removes ring r and its entries. The caller holds j.mu.
+func (j *Journal) drop(r *ring) {
+	j.total -= len(r.buf)
+	j.recent.Remove(r.at)
+	delete(j.spaces, r.ns)
+}
+
+// check verifies the invariants of the journal's bookkeeping: every ring is
+// in spaces under its name and once in recent, none is empty or over size,
+// total counts their entries and stays within limit. Tests call it.
+func (j *Journal) check() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.recent.Len() != len(j.spaces) {
+		return fmt.Errorf("recent holds %d rings, spaces %d", j.recent.Len(), len(j.spaces))
+	}
+	n := 0
+	for el := j.recent.Front(); el != nil; el = el.Next() {
+		r := el.Value.(*ring)
+		switch {
+		case j.spaces[r.ns] != r || r.at != el:
+			return fmt.Errorf("ring %q: not the one in spaces or recent", r.ns)
+		case len(r.buf) == 0 || len(r.buf) > j.size:
+			return fmt.Errorf("ring %q holds %d entries (size %d)", r.ns, len(r.buf), j.size)
+		}
+		n += len(r.buf)
+	}
+	if n != j.total || n > j.limit {
+		return fmt.Errorf("total %d, rings hold %d, limit %d", j.total, n, j.limit)
+	}
+	return nil
 }
 
 // Errors of GET /__admin/requests (controls.md §7.2, H9).
@@ -259,7 +340,11 @@ func (j *Journal) Clear(ns string, all bool) {
 	defer j.mu.Unlock()
 	if all {
 		clear(j.spaces)
+		j.recent.Init()
+		j.total = 0
 		return
 	}
-	delete(j.spaces, ns)
+	if r := j.spaces[ns]; r != nil {
+		j.drop(r)
+	}
 }

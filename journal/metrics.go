@@ -82,8 +82,15 @@ func (m *Metrics) ScenarioStep(name string) {
 	m.steps[name]++
 }
 
+// MaxUnmatched is how many distinct method and path pairs the `unmatched`
+// counters list at most (hardening H3: traffic must not grow memory without
+// bound). Once full, requests of a new pair are counted everywhere else
+// (requests, byOperation) but not listed; DELETE /__admin/metrics empties it.
+const MaxUnmatched = 1000
+
 // Record counts one journaled request: requests, byOperation, unmatched (when
-// e.OperationID is ""), faults (when e.FaultID is set) and the duration,
+// e.OperationID is ""; the method and path cut to their first runs.EchoLimit
+// bytes, at most MaxUnmatched pairs), faults (when e.FaultID is set) and the duration,
 // rounded to 2 decimals as Journal.Add rounds it. Callers pass the same raw,
 // unrounded e they pass to Add.
 func (m *Metrics) Record(e Entry) {
@@ -97,7 +104,12 @@ func (m *Metrics) Record(e Entry) {
 	m.requests++
 	m.byOp[opKey{e.OperationID, e.Status}]++
 	if e.OperationID == "" {
-		m.unmatched[pathKey{e.Method, e.Path}]++
+		k := pathKey{runs.Echo(e.Method), runs.Echo(e.Path)}
+		if _, ok := m.unmatched[k]; ok {
+			m.unmatched[k]++
+		} else if len(m.unmatched) < MaxUnmatched {
+			m.unmatched[pathKey{keep(k.method), keep(k.path)}] = 1
+		}
 	}
 	if e.FaultID != "" {
 		m.faults++

@@ -216,12 +216,3 @@ func reply(ec echo.Context, status int, body []byte) error {
 }
 
 func ok200(ec echo.Context, body []byte) error { return reply(ec, 200, body) }
-
-// fail returns err as an error, or nil for a nil *runs.Error (a typed nil
-// must not become a non-nil error).
-func fail(err *runs.Error) error {
-	if err == nil {
-		return nil
-	}
-	return err
-}

@@ -54,6 +54,7 @@ func TestDeleteFaults(t *testing.T) {
 		{"empty id is an id", "/__admin/faults?id=", 404, adminEnvelope("no fault "), "fault_1,x"},
 		{"bare id is an empty id", "/__admin/faults?id", 404, adminEnvelope("no fault "), "fault_1,x"},
 		{"first id wins", "/__admin/faults?id=x&id=fault_1", 200, `{"status":"ok"}`, "fault_1"},
+		{"a long id is quoted cut (H9)", "/__admin/faults?id=" + strings.Repeat("y", 3000), 404, adminEnvelope("no fault " + strings.Repeat("y", 1024)), "fault_1,x"},
 		{"id with other parameters", "/__admin/faults?namespace=a&id=", 404, adminEnvelope("no fault "), "fault_1,x"},
 	}
 	for _, tc := range tests {
@@ -105,6 +106,7 @@ func TestErrorRendering(t *testing.T) {
 		{"invalid JSON", "POST", "/__admin/faults", "{", 400, "request body is not valid JSON"},
 		{"fault field", "POST", "/__admin/faults", `{"status":150}`, 400, "fault field status has the wrong type"},
 		{"unknown preset", "POST", "/__admin/faults/presets/nope", "", 404, "no fault preset nope; GET /__admin/faults/presets"},
+		{"a long preset name is quoted cut (H9)", "POST", "/__admin/faults/presets/" + strings.Repeat("p", 3000), "", 404, "no fault preset " + strings.Repeat("p", 1024) + "; GET /__admin/faults/presets"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

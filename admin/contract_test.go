@@ -163,7 +163,10 @@ func TestStreamDropsSlowSubscriber(t *testing.T) {
 // The data of each kind of change (admin.yaml StreamEvent).
 func TestStreamEventShapes(t *testing.T) {
 	hub := NewHub(0)
-	s := hub.subscribe("s", false)
+	s, err := hub.subscribe("s", false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hub.Change(gateway.Change{Kind: "checkpoint", Namespace: "s", Branch: "b", Checkpoint: "cp_00000002"})
 	hub.Change(gateway.Change{Kind: "run.removed", Namespace: "s", Branch: "main", RunID: "run_1"})
 	hub.Change(gateway.Change{Kind: "run.event", Namespace: "s", Branch: "main", RunID: "run_1", Frame: []byte("data: {\"x\": Infinity}\n\n")})
@@ -187,8 +190,39 @@ func TestStreamEventShapes(t *testing.T) {
 		}
 	}
 	hub.Close()
-	if _, end := hub.take(s); !end || hub.subscribe("s", false) != nil {
+	if _, end := hub.take(s); !end {
 		t.Fatal("Close does not end the streams")
+	}
+}
+
+// H5: at most MaxStreamSubscribers streams are open at once; one more is
+// refused with 503 and the admin envelope, and so is any after Close. A freed
+// place can be taken again.
+func TestStreamSubscriberBound(t *testing.T) {
+	hub := NewHub(0)
+	a := New(Deps{Hub: hub, MaxBodyBytes: 1 << 20, Version: "test"})
+	var first *subscriber
+	for i := range MaxStreamSubscribers {
+		s, err := hub.subscribe("s", false)
+		if err != nil {
+			t.Fatalf("subscriber %d: %v", i, err)
+		}
+		if first == nil {
+			first = s
+		}
+	}
+	w := adminDo(a, "GET", "/__admin/stream?namespace=s", "")
+	if want := adminEnvelope("too many control-plane streams: at most 64 at once"); w.Code != 503 || w.Body.String() != want {
+		t.Fatalf("one stream too many: %d %s, want 503 %s", w.Code, w.Body, want)
+	}
+	hub.unsubscribe(first)
+	if _, err := hub.subscribe("s", true); err != nil {
+		t.Fatalf("a freed place: %v", err)
+	}
+	hub.Close()
+	w = adminDo(a, "GET", "/__admin/stream?namespace=s", "")
+	if want := adminEnvelope("the server is shutting down"); w.Code != 503 || w.Body.String() != want {
+		t.Fatalf("after Close: %d %s, want 503 %s", w.Code, w.Body, want)
 	}
 }
 

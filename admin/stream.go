@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,11 @@ import (
 
 // DefaultStreamBuffer is the bound of a subscriber's unsent frames (8 MiB).
 const DefaultStreamBuffer = 8 << 20
+
+// MaxStreamSubscribers is the most control-plane streams open at once: each
+// may hold up to its buffer's bound of unsent frames, so their number is
+// bounded too (H5). One more is refused with 503.
+const MaxStreamSubscribers = 64
 
 // streamKeepalive is the idle time before a ": keepalive" comment; a variable
 // so that tests can shorten it.
@@ -138,17 +144,21 @@ func (h *Hub) publish(ns, kind string, data []byte) {
 	}
 }
 
-// subscribe adds a subscriber; nil after Close.
-func (h *Hub) subscribe(ns string, all bool) *subscriber {
+// subscribe adds a subscriber: a 503 after Close or when MaxStreamSubscribers
+// streams are already open.
+func (h *Hub) subscribe(ns string, all bool) (*subscriber, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil
+		return nil, runs.Admin(503, "the server is shutting down")
+	}
+	if len(h.subs) >= MaxStreamSubscribers {
+		return nil, runs.Admin(503, fmt.Sprintf("too many control-plane streams: at most %d at once", MaxStreamSubscribers))
 	}
 	s := &subscriber{ns: ns, all: all, wake: make(chan struct{}, 1)}
 	h.subs[s] = struct{}{}
 	h.n.Store(int32(len(h.subs)))
-	return s
+	return s, nil
 }
 
 func (h *Hub) unsubscribe(s *subscriber) {
@@ -191,9 +201,9 @@ func (h *Hub) Close() {
 // subscriber is dropped or the server shuts down.
 func (a *Admin) StreamGet(ec echo.Context, _ genadmin.StreamGetParams) error {
 	c := callOf(ec)
-	s := a.d.Hub.subscribe(c.ns, c.query.Get("all") == "1")
-	if s == nil {
-		return runs.Admin(503, "the server is shutting down")
+	s, err := a.d.Hub.subscribe(c.ns, c.query.Get("all") == "1")
+	if err != nil {
+		return err
 	}
 	defer a.d.Hub.unsubscribe(s)
 	w := ec.Response()

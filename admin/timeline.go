@@ -70,7 +70,7 @@ func (a *Admin) BranchCreate(ec echo.Context, name genadmin.BranchName, _ genadm
 	c := callOf(ec)
 	at, ok := stringField(c, "at")
 	if !ok {
-		return runs.Admin(409, "no checkpoint "+string(runs.MarshalValue(c.body.Obj.Vals[c.body.Obj.Index("at")])))
+		return runs.Admin(409, "no checkpoint "+runs.Echo(string(runs.MarshalValue(c.body.Obj.Vals[c.body.Obj.Index("at")]))))
 	}
 	cp, err := a.d.GW.Branch(c.ns, name, at)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
 //go:embed static
@@ -75,7 +77,7 @@ func ServeHTTP(w http.ResponseWriter, r *http.Request, rawPath string) {
 	}
 	data, typ, ok := file(name)
 	if !ok {
-		plain(w, http.StatusNotFound, "no console file "+name)
+		plain(w, http.StatusNotFound, "no console file "+runs.Echo(name)) // H9: the echo is bounded
 		return
 	}
 	h.Set("Content-Type", typ)

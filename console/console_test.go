@@ -112,3 +112,13 @@ func TestGuard(t *testing.T) {
 		t.Errorf("journal after loading the console: %s, want no entries", b)
 	}
 }
+
+// H9: a 404 quotes at most runs.EchoLimit bytes of the name asked for.
+func TestServeEchoBound(t *testing.T) {
+	h := emulatortest.New(t, emulator.Options{NoListener: true}).Handler()
+	res := get(t, h, "GET", "/__admin/ui/"+strings.Repeat("x", 3000)+".js", nil)
+	want := "no console file " + strings.Repeat("x", 1024) + "\n"
+	if b := body(t, res); res.StatusCode != 404 || b != want {
+		t.Fatalf("status %d, %d-byte body, want 404 and %d bytes", res.StatusCode, len(b), len(want))
+	}
+}

@@ -47,7 +47,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -61,7 +60,6 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/gen"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
-	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
@@ -371,34 +369,4 @@ func (s *Server) Close() error {
 		s.unlock()
 	})
 	return s.closeErr
-}
-
-// inFlight counts the requests in ServeHTTP and names up to ten of them
-// ("POST /v1/runs, GET /v1/runs/x").
-func (s *Server) inFlight() (n int, names string) {
-	var some []string
-	s.inflight.Range(func(k, _ any) bool {
-		n++
-		if r := k.(*http.Request); len(some) < 10 {
-			some = append(some, r.Method+" "+runs.Echo(r.URL.EscapedPath()))
-		}
-		return true
-	})
-	return n, strings.Join(some, ", ")
-}
-
-func (s *Server) logRequest(e journal.Entry) {
-	if !s.opts.LogRequests {
-		return
-	}
-	op := e.OperationID
-	if op == "" {
-		op = "(unmatched)"
-	}
-	attrs := []any{"method", e.Method, "path", e.Path, "status", e.Status, "operationId", op,
-		"durationMs", e.DurationMs, "namespace", e.Namespace}
-	if e.FaultID != "" {
-		attrs = append(attrs, "faultId", e.FaultID)
-	}
-	s.log.Info("request", attrs...)
 }

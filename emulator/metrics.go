@@ -1,6 +1,17 @@
 package emulator
 
-import "github.com/hermes-emulator/hermes-emulator/prom"
+import (
+	"net/http"
+	"strings"
+
+	"github.com/hermes-emulator/hermes-emulator/journal"
+	"github.com/hermes-emulator/hermes-emulator/prom"
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// What the server tells about itself: its counters as a Prometheus collector,
+// one log line per request (Options.LogRequests) and the census of requests
+// in flight for the shutdown log line.
 
 // Metrics returns the server's request counters (controls §9) as a
 // prometheus.Collector, to register on your own registry next to your
@@ -12,3 +23,35 @@ import "github.com/hermes-emulator/hermes-emulator/prom"
 // collector reads the live counters on every scrape; DELETE /__admin/metrics
 // resets them.
 func (s *Server) Metrics() *prom.Collector { return prom.New(s.metrics) }
+
+// inFlight counts the requests in ServeHTTP and names up to ten of them
+// ("POST /v1/runs, GET /v1/runs/x").
+func (s *Server) inFlight() (n int, names string) {
+	var some []string
+	s.inflight.Range(func(k, _ any) bool {
+		n++
+		if r := k.(*http.Request); len(some) < 10 {
+			some = append(some, r.Method+" "+runs.Echo(r.URL.EscapedPath()))
+		}
+		return true
+	})
+	return n, strings.Join(some, ", ")
+}
+
+// logRequest logs one Info line "request" for a journaled vendor request when
+// Options.LogRequests is set.
+func (s *Server) logRequest(e journal.Entry) {
+	if !s.opts.LogRequests {
+		return
+	}
+	op := e.OperationID
+	if op == "" {
+		op = "(unmatched)"
+	}
+	attrs := []any{"method", e.Method, "path", e.Path, "status", e.Status, "operationId", op,
+		"durationMs", e.DurationMs, "namespace", e.Namespace}
+	if e.FaultID != "" {
+		attrs = append(attrs, "faultId", e.FaultID)
+	}
+	s.log.Info("request", attrs...)
+}

@@ -259,6 +259,15 @@ func TestTimelineCheckoutBody(t *testing.T) {
 	x.want(x.post("/__admin/branches/main/checkout", `{"checkpoint":"cp_00000099"}`), 409, adminErr("no checkpoint cp_00000099"))
 }
 
+// A branch "at" that is not a string is quoted in the 409, cut to
+// runs.EchoLimit bytes (H9).
+func TestBranchAtEcho(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	x.want(x.post("/__admin/branches/b", `{"at":[1,2]}`), 409, adminErr("no checkpoint [1,2]"))
+	long := "[" + strings.Repeat("1,", 2000) + "1]"
+	x.want(x.post("/__admin/branches/b", `{"at":`+long+`}`), 409, adminErr("no checkpoint "+long[:1024]))
+}
+
 // acceptance 188
 func TestTimelineSnapshots(t *testing.T) {
 	x := newH(t, emulator.Options{})

@@ -51,7 +51,7 @@ func (s *Store) Add(ns string, body runs.Value, hasBody bool) ([]byte, *runs.Err
 		}
 		p := findPreset(pv.Str)
 		if p == nil {
-			return nil, runs.Admin(404, `no fault preset "`+pv.Str+`"`)
+			return nil, runs.Admin(404, `no fault preset "`+runs.Echo(pv.Str)+`"`)
 		}
 		overrides := in.Clone()
 		overrides.Delete("preset")
@@ -89,7 +89,7 @@ func (s *Store) Add(ns string, body runs.Value, hasBody bool) ([]byte, *runs.Err
 func (s *Store) ApplyPreset(ns, name string, overrides runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	p := findPreset(name)
 	if p == nil {
-		return nil, runs.Admin(404, "no fault preset "+name+"; GET /__admin/faults/presets")
+		return nil, runs.Admin(404, "no fault preset "+runs.Echo(name)+"; GET /__admin/faults/presets")
 	}
 	var o *runs.Obj
 	if hasBody && overrides.Kind == runs.Object {
@@ -192,5 +192,5 @@ func (s *Store) Delete(id string) *runs.Error {
 			return nil
 		}
 	}
-	return runs.Admin(404, "no fault "+id)
+	return runs.Admin(404, "no fault "+runs.Echo(id))
 }

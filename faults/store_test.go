@@ -62,6 +62,7 @@ func TestAdd(t *testing.T) {
 		{name: "drop false", body: `{"drop":false}`, status: 400, msg: needs},
 		{name: "effect not a string", body: `{"effect":1}`, status: 400, msg: needs},
 		{name: "unknown preset", body: `{"preset":"nope"}`, status: 404, msg: `no fault preset "nope"`},
+		{name: "a long unknown preset is quoted cut (H9)", body: `{"preset":"` + strings.Repeat("p", 3000) + `"}`, status: 404, msg: `no fault preset "` + strings.Repeat("p", 1024) + `"`},
 		{name: "preset not a string", body: `{"preset":5}`, status: 400, msg: "fault field preset has the wrong type"},
 		{name: "method type", body: `{"status":500,"method":1}`, status: 400, msg: "fault field method has the wrong type"},
 		{name: "table order wins", body: `{"status":500,"method":1,"operationId":2}`, status: 400, msg: "fault field operationId has the wrong type"},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 // MatchMode is how a recorded scenario selects the run it drives on replay.
@@ -47,7 +48,7 @@ func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 		for q := 0.01; tooLong(s) && q < 1e6; q *= 2 {
 			s.Steps, s.IfDenied, s.OnStop = tl.steps(o.speed, q)
 			if !tooLong(s) {
-				s.Comment = append(s.Comment, fmt.Sprintf("events within %gms of a step's first event merged into it (at most %d steps a list)", q*1000, maxSteps))
+				s.Comment = append(s.Comment, fmt.Sprintf("events within %gms of a step's first event merged into it (at most %d steps a list)", q*1000, scenarios.MaxSteps))
 			}
 		}
 		s.DeliverSteers = tl.deliver()
@@ -62,23 +63,20 @@ func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 		}
 		if tooLong(s) {
 			s.Steps, s.IfDenied, s.OnStop = cut(s.Steps), cut(s.IfDenied), cut(s.OnStop)
-			s.Comment = append(s.Comment, fmt.Sprintf("step lists cut to %d steps", maxSteps))
+			s.Comment = append(s.Comment, fmt.Sprintf("step lists cut to %d steps", scenarios.MaxSteps))
 		}
 		out = append(out, s)
 	}
 	return out
 }
 
-// maxSteps is the scenario loader's limit on one step list.
-const maxSteps = 1000
-
 func tooLong(s Scenario) bool {
-	return len(s.Steps) > maxSteps || len(s.IfDenied) > maxSteps || len(s.OnStop) > maxSteps
+	return len(s.Steps) > scenarios.MaxSteps || len(s.IfDenied) > scenarios.MaxSteps || len(s.OnStop) > scenarios.MaxSteps
 }
 
 func cut(ss []Step) []Step {
-	if len(ss) > maxSteps {
-		return ss[:maxSteps]
+	if len(ss) > scenarios.MaxSteps {
+		return ss[:scenarios.MaxSteps]
 	}
 	return ss
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 // o parses a JSON object for a synthetic observation.
@@ -191,7 +192,7 @@ func TestManyDeltas(t *testing.T) {
 		}
 	}
 	last := s.Steps[len(s.Steps)-1]
-	if len(s.Steps) > maxSteps || deltas != 2500 || last.Action != ActObserve || str(last.Body.Obj, "status") != "completed" {
+	if len(s.Steps) > scenarios.MaxSteps || deltas != 2500 || last.Action != ActObserve || str(last.Body.Obj, "status") != "completed" {
 		t.Errorf("%d steps, %d deltas, last %s %s", len(s.Steps), deltas, last.Action, flow(last.Body))
 	}
 	if c := s.Comment[len(s.Comment)-1]; c != "events within 10ms of a step's first event merged into it (at most 1000 steps a list)" {

@@ -4,14 +4,15 @@ import (
 	"strconv"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 // Bounds of a recording: a client of the proxy decides how many runs and
 // frames cross it, so the recorder keeps at most this much.
 const (
-	// MaxRuns is the most runs one recording keeps (the scenario loader's own
-	// limit on scenarios per set); later admissions are proxied, not recorded.
-	MaxRuns = 1000
+	// MaxRuns is the most runs one recording keeps: the scenario loader's own
+	// limit on scenarios per set; later admissions are proxied, not recorded.
+	MaxRuns = scenarios.MaxScenarios
 	// MaxObservations is the most SSE frames kept per run, and the most other
 	// observations (changed records, answers, steers, stops); later ones are
 	// proxied, not recorded.

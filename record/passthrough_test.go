@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -185,7 +186,14 @@ func TestFlushRoute(t *testing.T) {
 	if got.status != 405 || got.header.Get("Allow") != "POST" || got.body != `{"error":{"type":"record","message":"use POST /__admin/record/flush"}}` {
 		t.Errorf("GET flush: %+v", got)
 	}
-	bad := newRig(t, Options{Out: filepath.Join(t.TempDir(), "missing", "dir", "o.yaml")})
+	gone := filepath.Join(t.TempDir(), "gone") // there at New (which checks), removed before the flush
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bad := newRig(t, Options{Out: filepath.Join(gone, "o.yaml")})
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
 	got = bad.do("POST", FlushPath, "")
 	if got.status != 500 || !strings.HasPrefix(got.body, `{"error":{"type":"record","message":"record: write `) {
 		t.Errorf("flush into a missing directory: %+v", got)

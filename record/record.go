@@ -84,6 +84,11 @@ func New(opts Options) (*Recorder, error) {
 	if opts.Out == "" {
 		return nil, errors.New("record: --out is required")
 	}
+	// The file is written at the end: a directory that is not there would lose
+	// the whole recording, so it is named now.
+	if dir := filepath.Dir(opts.Out); !isDir(dir) {
+		return nil, fmt.Errorf("record: --out %s: the directory %s does not exist", opts.Out, dir)
+	}
 	if opts.Speed == 0 {
 		opts.Speed = 1
 	}
@@ -293,4 +298,10 @@ func (r *Recorder) FetchCapabilities(ctx context.Context, authorization string) 
 	}
 	r.learnCapabilities(resp.Header, body)
 	return nil
+}
+
+// isDir reports whether path names an existing directory.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

@@ -92,15 +92,24 @@ func bad(path, msg string) *runs.Error {
 	return runs.Hermes("", path+": "+msg)
 }
 
-func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
+// object returns v's object when v is one holding only keys of allowed: else
+// the error names p (not an object) or the first other key.
+func object(p string, v runs.Value, allowed map[string]bool) (*runs.Obj, *runs.Error) {
 	if v.Kind != runs.Object {
 		return nil, bad(p, msgObject)
 	}
-	o := v.Obj
-	for _, k := range o.Keys {
-		if !scenarioKeys[k] {
+	for _, k := range v.Obj.Keys {
+		if !allowed[k] {
 			return nil, bad(p+"."+k, msgUnsupported)
 		}
+	}
+	return v.Obj, nil
+}
+
+func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
+	o, err := object(p, v, scenarioKeys)
+	if err != nil {
+		return nil, err
 	}
 	sc := &Scenario{IfDenied: defaultIfDenied(), OnStop: defaultOnStop()}
 	name, _ := o.Get("name")
@@ -120,7 +129,6 @@ func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
 	if steps.Kind != runs.Array || len(steps.Arr) == 0 {
 		return nil, bad(p+".steps", msgSteps)
 	}
-	var err *runs.Error
 	if sc.Steps, err = parseSteps(p+".steps", steps); err != nil {
 		return nil, err
 	}
@@ -148,13 +156,8 @@ func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
 
 func parseMatch(p string, v runs.Value) (Match, *runs.Error) {
 	var m Match
-	if v.Kind != runs.Object {
-		return m, bad(p, msgObject)
-	}
-	for _, k := range v.Obj.Keys {
-		if !matchKeys[k] {
-			return m, bad(p+"."+k, msgUnsupported)
-		}
+	if _, err := object(p, v, matchKeys); err != nil {
+		return m, err
 	}
 	re := func(k string) (*regexp.Regexp, *runs.Error) {
 		s, ok := v.Obj.Get(k)
@@ -205,14 +208,9 @@ func parseSteps(p string, v runs.Value) ([]Step, *runs.Error) {
 // action's body by its control's rules (controls.md §11.1–11.3).
 func parseStep(q string, v runs.Value) (Step, *runs.Error) {
 	var st Step
-	if v.Kind != runs.Object {
-		return st, bad(q, msgObject)
-	}
-	o := v.Obj
-	for _, k := range o.Keys {
-		if !stepKeys[k] {
-			return st, bad(q+"."+k, msgUnsupported)
-		}
+	o, err := object(q, v, stepKeys)
+	if err != nil {
+		return st, err
 	}
 	after, ok := o.Get("after")
 	if st.AfterMs, ok = afterMs(after, ok); !ok {

@@ -30,23 +30,32 @@ func (r *reservationRow) reservation() Reservation {
 // LoadMeta implements Store: the namespace rows sorted by name and the clock.
 func (db *DB) LoadMeta(ctx context.Context) (namespaces []Namespace, clock *Clock, err error) {
 	err = readTx(ctx, db.x, "load", func(tx *sqlx.Tx) error {
-		var ns []namespaceRow
-		if err := tx.SelectContext(ctx, &ns, sqlLoadNamespaces); err != nil {
-			return err
-		}
-		var cs []clockRow
-		if err := tx.SelectContext(ctx, &cs, sqlLoadClock); err != nil {
-			return err
-		}
-		for _, n := range ns {
-			namespaces = append(namespaces, Namespace{n.Name, n.RunCounter, n.ApprovalCounter, n.ScopeProfile, n.ScopeIdentity})
-		}
-		if len(cs) == 1 {
-			clock = &Clock{cs[0].Frozen, cs[0].FrozenMs, cs[0].OffsetMs}
-		}
-		return nil
+		namespaces, clock, err = readMeta(ctx, tx)
+		return err
 	})
 	return namespaces, clock, err
+}
+
+// readMeta reads the namespace rows sorted by name and the clock (nil when
+// never saved) inside tx.
+func readMeta(ctx context.Context, tx *sqlx.Tx) ([]Namespace, *Clock, error) {
+	var ns []namespaceRow
+	if err := tx.SelectContext(ctx, &ns, sqlLoadNamespaces); err != nil {
+		return nil, nil, err
+	}
+	var cs []clockRow
+	if err := tx.SelectContext(ctx, &cs, sqlLoadClock); err != nil {
+		return nil, nil, err
+	}
+	var namespaces []Namespace
+	for _, n := range ns {
+		namespaces = append(namespaces, Namespace{n.Name, n.RunCounter, n.ApprovalCounter, n.ScopeProfile, n.ScopeIdentity})
+	}
+	var clock *Clock
+	if len(cs) == 1 {
+		clock = &Clock{cs[0].Frozen, cs[0].FrozenMs, cs[0].OffsetMs}
+	}
+	return namespaces, clock, nil
 }
 
 // one reads at most one reservation row.

@@ -120,7 +120,7 @@ const (
 			frozen = excluded.frozen, frozen_ms = excluded.frozen_ms, offset_ms = excluded.offset_ms`
 	sqlLoadNamespaces = `SELECT name, run_counter, approval_counter, scope_profile, scope_identity
 		FROM namespaces ORDER BY name`
-	sqlLoadReservations = `SELECT namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at
+	sqlLoadReservations = `SELECT ` + sqlReservationCols + `
 		FROM reservations ORDER BY namespace, scope, idem_key`
 	sqlLoadClock = `SELECT id, frozen, frozen_ms, offset_ms FROM clock WHERE id = 1`
 )
@@ -244,35 +244,22 @@ func (db *DB) SaveClock(ctx context.Context, c Clock) error {
 	})
 }
 
-// Load reads everything durable from one consistent snapshot, for start-up
-// (runs-api §10.4): namespaces sorted by name, reservations sorted by
-// (namespace, scope, key), and the clock (nil when never saved). Reservations of
-// a namespace always come with its row. Floats come back exactly as stored.
+// Load reads everything durable from one consistent snapshot: namespaces
+// sorted by name, reservations sorted by (namespace, scope, key), and the clock
+// (nil when never saved). Reservations of a namespace always come with its row.
+// Floats come back exactly as stored. Start-up reads only LoadMeta; Load serves
+// tools and tests that want the whole file at once.
 func (db *DB) Load(ctx context.Context) (namespaces []Namespace, reservations []Reservation, clock *Clock, err error) {
 	err = readTx(ctx, db.x, "load", func(tx *sqlx.Tx) error {
-		var ns []namespaceRow
-		if err := tx.SelectContext(ctx, &ns, sqlLoadNamespaces); err != nil {
-			return err
-		}
 		var rs []reservationRow
 		if err := tx.SelectContext(ctx, &rs, sqlLoadReservations); err != nil {
 			return err
 		}
-		var cs []clockRow
-		if err := tx.SelectContext(ctx, &cs, sqlLoadClock); err != nil {
-			return err
+		for i := range rs {
+			reservations = append(reservations, rs[i].reservation())
 		}
-		for _, n := range ns {
-			namespaces = append(namespaces, Namespace{n.Name, n.RunCounter, n.ApprovalCounter, n.ScopeProfile, n.ScopeIdentity})
-		}
-		for _, r := range rs {
-			reservations = append(reservations, Reservation{r.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID,
-				r.RunN, r.OwnerScope, r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt})
-		}
-		if len(cs) == 1 {
-			clock = &Clock{cs[0].Frozen, cs[0].FrozenMs, cs[0].OffsetMs}
-		}
-		return nil
+		namespaces, clock, err = readMeta(ctx, tx)
+		return err
 	})
 	if err != nil {
 		return nil, nil, nil, err

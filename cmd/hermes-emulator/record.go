@@ -50,6 +50,10 @@ func recordUntil(args []string, stdout, stderr io.Writer, stop <-chan os.Signal)
 	if code := parseArgs(fs, args, recordUsage, stdout, stderr); code >= 0 {
 		return code
 	}
+	if err := checkPort(fs, *port); err != nil {
+		fmt.Fprintf(stderr, "hermes-emulator record: %v\n", err)
+		return 2
+	}
 	if o.Speed <= 0 {
 		fmt.Fprintf(stderr, "hermes-emulator record: --speed must be greater than 0, not %g\n", o.Speed)
 		return 2

@@ -280,9 +280,9 @@ func TestAdminKey(t *testing.T) {
 	if _, err := srv.Control().Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Control(control.AdminKey("wrong")).Sweep(ctx); err == nil {
-		t.Fatal("a later option does not override the server's key")
-	}
+	_, err = srv.Control(control.AdminKey("wrong")).Sweep(ctx) // a later option overrides the server's key
+	wantErr(t, err, control.Error{Method: "POST", Path: "/__admin/hermes/sweep", Status: 401, Type: "mockingbird_admin",
+		Message: "missing or wrong x-mockingbird-admin-key"})
 }
 
 // A body that is not an envelope is kept as the message; a transport error is

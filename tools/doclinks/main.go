@@ -17,6 +17,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,28 +75,40 @@ var (
 // blocks and inline code spans.
 func Links(text string) []Link {
 	var out []Link
-	fence := ""
-	for i, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
+	for n, line := range prose(text) {
 		line = codeSpan.ReplaceAllString(line, "")
 		for _, m := range inlineLink.FindAllStringSubmatch(line, -1) {
-			out = append(out, Link{i + 1, m[1] + m[2]}) // <target> or target
+			out = append(out, Link{n, m[1] + m[2]}) // <target> or target
 		}
 		if m := refLink.FindStringSubmatch(line); m != nil {
-			out = append(out, Link{i + 1, m[1]})
+			out = append(out, Link{n, m[1]})
 		}
 	}
 	return out
+}
+
+// prose yields the lines of a Markdown text outside fenced code blocks (``` or
+// ~~~), with their 1-based line numbers.
+func prose(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fence := ""
+		for i, line := range strings.Split(text, "\n") {
+			trimmed := strings.TrimSpace(line)
+			if fence != "" {
+				if strings.HasPrefix(trimmed, fence) {
+					fence = ""
+				}
+				continue
+			}
+			if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+				fence = trimmed[:3]
+				continue
+			}
+			if !yield(i+1, line) {
+				return
+			}
+		}
+	}
 }
 
 // Anchors returns the fragment names a Markdown page defines: one per heading,
@@ -105,19 +118,7 @@ func Links(text string) []Link {
 func Anchors(text string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
+	for _, line := range prose(text) {
 		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
 			out[m[1]] = true
 		}

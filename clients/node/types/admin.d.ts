@@ -761,7 +761,7 @@ export interface paths {
         };
         /**
          * Server-Sent Events of control-plane changes, for live views
-         * @description One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB. `: keepalive` comments are sent while idle.
+         * @description One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
          */
         get: operations["StreamGet"];
         put?: never;
@@ -2516,7 +2516,7 @@ export interface operations {
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
-            /** @description The request body backlog is full (Hermes envelope `server_busy`, as on every route) or the server is shutting down (admin envelope `the server is shutting down`). */
+            /** @description The request body backlog is full (Hermes envelope `server_busy`, as on every route), 64 streams are already open (admin envelope `too many control-plane streams: at most 64 at once`) or the server is shutting down (admin envelope `the server is shutting down`). */
             503: {
                 headers: {
                     [name: string]: unknown;

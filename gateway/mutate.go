@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bytes"
+
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
@@ -79,7 +81,9 @@ func decode(b []byte) *runs.Obj {
 	return v.Obj
 }
 
-func encode(o *runs.Obj) []byte { return runs.MarshalValue(runs.ObjectValue(o)) }
+// encode renders o for keeping: exactly sized, since a record is held for
+// its run's life (a rendering appended from nil has up to twice the room).
+func encode(o *runs.Obj) []byte { return bytes.Clone(runs.MarshalValue(runs.ObjectValue(o))) }
 
 func updatedAt(o *runs.Obj) float64 {
 	v, _ := o.Get("updated_at")

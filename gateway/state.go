@@ -258,23 +258,20 @@ func (s *State) delRes(scope, key string) {
 }
 
 func (s *State) setApprovals(id string, q []*runs.Obj) {
-	old, _ := s.approvals.Get(id)
-	s.nApprovals += len(q) - len(old)
-	if len(q) == 0 {
-		s.approvals = s.approvals.Delete(id)
-		return
-	}
-	s.approvals = s.approvals.Set(id, q)
+	s.approvals = setQueue(s.approvals, &s.nApprovals, id, q)
 }
 
-func (s *State) setSteers(id string, q []string) {
-	old, _ := s.steers.Get(id)
-	s.nSteers += len(q) - len(old)
+func (s *State) setSteers(id string, q []string) { s.steers = setQueue(s.steers, &s.nSteers, id, q) }
+
+// setQueue returns m with run id's queue replaced by q (removed when empty),
+// keeping *n, the number of entries of every queue in m, in step.
+func setQueue[T any](m *immutable.Map[string, []T], n *int, id string, q []T) *immutable.Map[string, []T] {
+	old, _ := m.Get(id)
+	*n += len(q) - len(old)
 	if len(q) == 0 {
-		s.steers = s.steers.Delete(id)
-		return
+		return m.Delete(id)
 	}
-	s.steers = s.steers.Set(id, q)
+	return m.Set(id, q)
 }
 
 // eachRes calls f with every reservation; s is flattened first (disk.go).

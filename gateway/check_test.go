@@ -128,7 +128,11 @@ func (g *Gateway) checkTransports() error {
 		if len(m) == 0 {
 			return fmt.Errorf("branch %v keeps an empty transport map", bk)
 		}
-		for run, t := range m {
+		for run, sl := range m {
+			t := sl.t
+			if t == nil {
+				continue // never used: nothing buffered
+			}
 			n := 0
 			for _, f := range t.frames {
 				n += len(f)

@@ -34,7 +34,8 @@
 //	             pins are counted on the checkpoint, the unprotected ones wait in
 //	             a min-heap by age.
 //	snapshot.go  snapshots: aliases pinning a main checkpoint of one timeline.
-//	transport.go SSE transports: a plain map per branch. A transport's buffered
+//	transport.go SSE transports: a plain map per branch of slots (creation
+//	             time; the transport is made on first use). A transport's buffered
 //	             bytes never pass Options.SSEBufferBytes (H5): past it the
 //	             stream closes with a WARN and later frames are undelivered.
 //	flush.go     lock/unlockDurable: a change that writes durable batches

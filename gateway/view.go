@@ -102,11 +102,13 @@ func (g *Gateway) summary(ns string, st *State, id string, c *Cached) RunSummary
 	s := RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
 		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: len(approvals), QueuedSteers: len(steers),
 		Transport: "none"}
-	switch t := g.transport(tkey{ns, "main", id}); {
-	case t == nil:
-	case t.ended:
+	switch sl, ok := g.transports[bkey{ns, "main"}][id]; {
+	case !ok:
+	case sl.t == nil: // never used: nothing buffered yet
+		s.Transport = "buffering"
+	case sl.t.ended:
 		s.Transport = "closed"
-	case t.subs > 0:
+	case sl.t.subs > 0:
 		s.Transport = "subscribed"
 	default:
 		s.Transport = "buffering"
@@ -143,7 +145,8 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 	}
 	steers, _ := st.steers.Get(id)
 	v.Steers = slices.Clone(steers)
-	if t := g.transport(tkey{ns, "main", id}); t != nil {
+	if sl := g.transports[bkey{ns, "main"}][id]; sl.t != nil {
+		t := sl.t
 		v.EventsBuffered, v.EventsDelivered, v.Subscriber = len(t.frames), t.delivered, t.subs > 0
 	}
 	if cur, ok := st.cursors.Get(id); ok {

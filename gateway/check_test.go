@@ -39,7 +39,7 @@ func (s *State) check() error {
 		}
 		if runs.IsTerminal(r.Status) {
 			prunable++
-			if _, ok := s.prunable.Get(aged{r.UpdatedAt, k}); !ok {
+			if _, ok := s.prunable.Get(agedRes{r.UpdatedAt, k}); !ok {
 				return fmt.Errorf("reservation %q (%s) is not in prunable", k, r.Status)
 			}
 		}

@@ -201,7 +201,7 @@ func (x *tx) sweep(at float64) int {
 // prune deletes terminal reservations older than 24 hours (runs-api §11.3).
 func (x *tx) prune() {
 	limit := x.now() - runs.DurableRetention
-	var doomed []string
+	var doomed []storage.ReservationKey
 	it := x.st.prunable.Iterator()
 	for !it.Done() {
 		k, _, _ := it.Next()
@@ -211,8 +211,7 @@ func (x *tx) prune() {
 		doomed = append(doomed, k.key)
 	}
 	for _, k := range doomed {
-		r, _ := x.st.res.Get(k)
-		x.delRes(r.Scope, r.Key)
+		x.delRes(k.Scope, k.Key)
 	}
 }
 

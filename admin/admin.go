@@ -91,7 +91,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, rawPath string
 		headerNS = "default"
 	}
 	stamp := "hermes@" + a.d.Version
-	if gateway.NamePattern.MatchString(headerNS) {
+	if runs.ValidName(headerNS) {
 		stamp += "; ns=" + headerNS
 	}
 	w.Header().Set("X-Mockingbird", stamp)
@@ -161,7 +161,7 @@ func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if op.stateNS && !gateway.NamePattern.MatchString(c.ns) {
+		if op.stateNS && !runs.ValidName(c.ns) {
 			return runs.Admin(400, "x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/")
 		}
 		if err := op.validate(c.query, c.body, c.hasBody); err != nil {

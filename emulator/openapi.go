@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	hermesemulator "github.com/hermes-emulator/hermes-emulator"
-	"github.com/hermes-emulator/hermes-emulator/gateway"
+	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
 // ContractPath is where the emulator serves its contract: GET /openapi.yaml
@@ -21,7 +21,7 @@ const ContractPath = "/openapi.yaml"
 // serveContract answers GET /openapi.yaml; headerNS is the header namespace
 // ("default" when absent), as /health stamps it (controls §12).
 func (s *Server) serveContract(w http.ResponseWriter, headerNS string) {
-	s.stamp(w, headerNS, gateway.NamePattern.MatchString(headerNS))
+	s.stamp(w, headerNS, runs.ValidName(headerNS))
 	h := w.Header()
 	h.Set("Content-Type", "application/yaml")
 	h.Set("Content-Length", strconv.Itoa(len(hermesemulator.OpenAPI)))

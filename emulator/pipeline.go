@@ -47,7 +47,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// served without the admin key (docs/console.md); its calls carry it.
 	if console.Owns(rawPath) {
 		s.bodies.Unread(w, r)
-		s.stamp(w, ns, gateway.NamePattern.MatchString(ns))
+		s.stamp(w, ns, runs.ValidName(ns))
 		console.ServeHTTP(w, r, rawPath)
 		return
 	}
@@ -161,7 +161,7 @@ func (x *exchange) matchOperation() {
 
 // Step 3: the namespace must match the name pattern.
 func (x *exchange) namespace() bool {
-	if gateway.NamePattern.MatchString(x.ns) {
+	if runs.ValidName(x.ns) {
 		x.s.stamp(x.w, x.ns, true)
 		return false
 	}
@@ -176,7 +176,7 @@ func (x *exchange) branchSyntax() bool {
 		x.branch = strings.Join(x.r.Header.Values("X-Mockingbird-Branch"), ", ")
 	}
 	x.at = strings.Join(x.r.Header.Values("X-Mockingbird-At"), ", ")
-	if gateway.NamePattern.MatchString(x.branch) {
+	if runs.ValidName(x.branch) {
 		return false
 	}
 	return x.fail(runs.Admin(400, "x-mockingbird-branch must match /^[A-Za-z0-9_.-]{1,64}$/"), false)

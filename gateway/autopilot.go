@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -271,35 +270,4 @@ func (t ticker) Tick() (wait time.Duration, ok bool) {
 		return nil
 	})
 	return wait, ok
-}
-
-// checkAutopilot verifies that the queue holds exactly one entry per cursor
-// that waits for no answer, on every namespace's main branch, equal to the
-// cursor's, and that every cursor points into its list. The model test calls
-// it after every step. Callers hold g.mu.
-func (g *Gateway) checkAutopilot() error {
-	want := map[scenarios.Key]scenarios.Entry{}
-	for name, space := range g.spaces {
-		it := space.branches["main"].st.cursors.Iterator()
-		for !it.Done() {
-			id, c, _ := it.Next()
-			if n := len(c.List()); c.Next > n || (!c.Waiting && c.Next == n) {
-				return fmt.Errorf("%s/%s: cursor at %s of %d steps", name, id, c.Path(), n)
-			}
-			k := scenarios.Key{NS: name, Run: id}
-			if e, due := c.Entry(k); due {
-				want[k] = e
-			}
-		}
-	}
-	got := g.auto.due.Entries()
-	if len(got) != len(want) {
-		return fmt.Errorf("queue holds %d entries, cursors %d", len(got), len(want))
-	}
-	for _, e := range got {
-		if want[e.Key] != e {
-			return fmt.Errorf("queue entry %+v, cursor %+v", e, want[e.Key])
-		}
-	}
-	return nil
 }

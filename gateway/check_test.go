@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 // The invariant checks of the gateway's structures (see the comments of
@@ -38,7 +39,7 @@ func (s *State) check() error {
 		}
 		if runs.IsTerminal(r.Status) {
 			prunable++
-			if _, ok := s.prunable.Get(aged{r.UpdatedAt, k}); !ok {
+			if _, ok := s.prunable.Get(agedRes{r.UpdatedAt, k}); !ok {
 				return fmt.Errorf("reservation %q (%s) is not in prunable", k, r.Status)
 			}
 		}
@@ -127,7 +128,11 @@ func (g *Gateway) checkTransports() error {
 		if len(m) == 0 {
 			return fmt.Errorf("branch %v keeps an empty transport map", bk)
 		}
-		for run, t := range m {
+		for run, sl := range m {
+			t := sl.t
+			if t == nil {
+				continue // never used: nothing buffered
+			}
 			n := 0
 			for _, f := range t.frames {
 				n += len(f)
@@ -135,6 +140,37 @@ func (g *Gateway) checkTransports() error {
 			if n != t.bytes || n > g.opts.SSEBufferBytes || t.subs < 0 {
 				return fmt.Errorf("transport %s: %d bytes buffered, counted %d (bound %d), %d subscribers", run, t.bytes, n, g.opts.SSEBufferBytes, t.subs)
 			}
+		}
+	}
+	return nil
+}
+
+// checkAutopilot verifies that the queue holds exactly one entry per cursor
+// that waits for no answer, on every namespace's main branch, equal to the
+// cursor's, and that every cursor points into its list. The model test calls
+// it after every step. Callers hold g.mu.
+func (g *Gateway) checkAutopilot() error {
+	want := map[scenarios.Key]scenarios.Entry{}
+	for name, space := range g.spaces {
+		it := space.branches["main"].st.cursors.Iterator()
+		for !it.Done() {
+			id, c, _ := it.Next()
+			if n := len(c.List()); c.Next > n || (!c.Waiting && c.Next == n) {
+				return fmt.Errorf("%s/%s: cursor at %s of %d steps", name, id, c.Path(), n)
+			}
+			k := scenarios.Key{NS: name, Run: id}
+			if e, due := c.Entry(k); due {
+				want[k] = e
+			}
+		}
+	}
+	got := g.auto.due.Entries()
+	if len(got) != len(want) {
+		return fmt.Errorf("queue holds %d entries, cursors %d", len(got), len(want))
+	}
+	for _, e := range got {
+		if want[e.Key] != e {
+			return fmt.Errorf("queue entry %+v, cursor %+v", e, want[e.Key])
 		}
 	}
 	return nil

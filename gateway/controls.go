@@ -104,7 +104,7 @@ func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Er
 	if !c.Owner.Local {
 		return out, runs.RunNotActive(id)
 	}
-	hasTransport := x.g.transport(tkey{x.name, x.branch, id}) != nil
+	hasTransport := x.g.hasTransport(tkey{x.name, x.branch, id})
 	for _, e := range evs {
 		now := x.now()
 		x.emit(id, e.Build(id, now))

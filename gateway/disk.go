@@ -24,13 +24,14 @@ import (
 type diskRows struct {
 	store    storage.Store
 	ns       string
-	orig     map[string]*Reservation // resKey → the row at start-up (nil: none)
-	byRun    map[string][]string     // run id → keys in orig whose start-up row has it
-	complete bool                    // orig holds every row
+	orig     map[storage.ReservationKey]*Reservation // the row of each key at start-up (nil: none)
+	byRun    map[string][]storage.ReservationKey     // run id → keys in orig whose start-up row has it
+	complete bool                                    // orig holds every row
 }
 
 func newDiskRows(store storage.Store, ns string) *diskRows {
-	return &diskRows{store: store, ns: ns, orig: map[string]*Reservation{}, byRun: map[string][]string{}}
+	return &diskRows{store: store, ns: ns, orig: map[storage.ReservationKey]*Reservation{},
+		byRun: map[string][]storage.ReservationKey{}}
 }
 
 // diskRow is a stored row as a start-up reservation: a real restart made every
@@ -44,7 +45,7 @@ func diskRow(r storage.Reservation) *Reservation {
 	return res
 }
 
-func (d *diskRows) record(k string, r *Reservation) {
+func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
 	if _, ok := d.orig[k]; ok {
 		return
 	}
@@ -73,7 +74,7 @@ func (d *diskRows) get(scope, key string) *Reservation {
 }
 
 // ofRun returns the keys of the start-up rows of run id.
-func (d *diskRows) ofRun(id string) []string {
+func (d *diskRows) ofRun(id string) []storage.ReservationKey {
 	if !d.complete {
 		rows, err := d.store.ReservationsOfRun(bg(), d.ns, id)
 		if err != nil {
@@ -120,7 +121,7 @@ func (s *State) flatten() {
 }
 
 // isMasked reports whether s changed or removed the start-up row of k.
-func (s *State) isMasked(k string) bool {
+func (s *State) isMasked(k storage.ReservationKey) bool {
 	if s.masked == nil {
 		return false
 	}

@@ -34,7 +34,8 @@
 //	             pins are counted on the checkpoint, the unprotected ones wait in
 //	             a min-heap by age.
 //	snapshot.go  snapshots: aliases pinning a main checkpoint of one timeline.
-//	transport.go SSE transports: a plain map per branch. A transport's buffered
+//	transport.go SSE transports: a plain map per branch of slots (creation
+//	             time; the transport is made on first use). A transport's buffered
 //	             bytes never pass Options.SSEBufferBytes (H5): past it the
 //	             stream closes with a WARN and later frames are undelivered.
 //	flush.go     lock/unlockDurable: a change that writes durable batches
@@ -48,9 +49,14 @@
 //	change.go    Change and the queue that hands them to Options.OnChange
 //	             outside the lock, in commit order.
 //	view.go      the control plane's read views (Runs, RunView); they read
-//	             main under the lock and create nothing.
+//	             main under the lock and create nothing. The listing order
+//	             and its cursor are runs.PageKey.
+//	autopilot.go scenario sets per namespace, each scenario-driven run's
+//	             cursor in main's State, and the queue of due steps. Invariant
+//	             (checkAutopilot): the queue holds exactly one entry per cursor
+//	             that waits for no answer, equal to the cursor's.
 //
-// The invariant checks (State.check, timeline.check) live in check_test.go:
-// they walk everything, and the model tests (state_test.go, disk_test.go,
-// FuzzStateModel) call them after every step.
+// The invariant checks (State.check, timeline.check, checkAutopilot) live in
+// check_test.go: they walk everything, and the model tests (state_test.go,
+// disk_test.go, autopilot_test.go, FuzzStateModel) call them after every step.
 package gateway

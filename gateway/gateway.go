@@ -286,13 +286,3 @@ func (g *Gateway) Shutdown() {
 		g.destroyTransports(bk.ns, bk.branch, true)
 	}
 }
-
-// NamePattern matches namespace and branch names. It is runs.ValidName (the
-// one validator; runs.BadName is its message) for callers written against a
-// regexp; new code calls runs.ValidName.
-var NamePattern namePattern
-
-type namePattern struct{}
-
-// MatchString reports runs.ValidName(s).
-func (namePattern) MatchString(s string) bool { return runs.ValidName(s) }

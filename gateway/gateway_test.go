@@ -131,7 +131,7 @@ func TestExpireTransports(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.expireTransports("ns", "main", 1000)
-	if m := g.transports[bkey{"ns", "main"}]; len(m) != 1 || m[keys["b"].run] == nil {
+	if m := g.transports[bkey{"ns", "main"}]; len(m) != 1 || m[keys["b"].run].t == nil {
 		t.Errorf("after all expired: %v", m)
 	}
 }

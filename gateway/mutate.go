@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bytes"
+
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
@@ -79,7 +81,9 @@ func decode(b []byte) *runs.Obj {
 	return v.Obj
 }
 
-func encode(o *runs.Obj) []byte { return runs.MarshalValue(runs.ObjectValue(o)) }
+// encode renders o for keeping: exactly sized, since a record is held for
+// its run's life (a rendering appended from nil has up to twice the room).
+func encode(o *runs.Obj) []byte { return bytes.Clone(runs.MarshalValue(runs.ObjectValue(o))) }
 
 func updatedAt(o *runs.Obj) float64 {
 	v, _ := o.Get("updated_at")
@@ -197,7 +201,7 @@ func (x *tx) sweep(at float64) int {
 // prune deletes terminal reservations older than 24 hours (runs-api §11.3).
 func (x *tx) prune() {
 	limit := x.now() - runs.DurableRetention
-	var doomed []string
+	var doomed []storage.ReservationKey
 	it := x.st.prunable.Iterator()
 	for !it.Done() {
 		k, _, _ := it.Next()
@@ -207,8 +211,7 @@ func (x *tx) prune() {
 		doomed = append(doomed, k.key)
 	}
 	for _, k := range doomed {
-		r, _ := x.st.res.Get(k)
-		x.delRes(r.Scope, r.Key)
+		x.delRes(k.Scope, k.Key)
 	}
 }
 

@@ -52,7 +52,27 @@ func (r *Reservation) row(ns string) storage.Reservation {
 		Alive: r.Owner.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt}
 }
 
-func resKey(scope, key string) string { return scope + "\x00" + key }
+// resKey identifies the reservation of (scope, key) in a namespace.
+func resKey(scope, key string) storage.ReservationKey {
+	return storage.ReservationKey{Scope: scope, Key: key}
+}
+
+// resHasher hashes reservation keys for the persistent maps (FNV-1a of
+// scope, a NUL and key: deterministic, so iteration order is too).
+type resHasher struct{}
+
+func (resHasher) Hash(k storage.ReservationKey) uint32 {
+	return fnv(fnv(fnv(2166136261, k.Scope), "\x00"), k.Key)
+}
+
+func fnv(h uint32, s string) uint32 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
+}
+
+func (resHasher) Equal(a, b storage.ReservationKey) bool { return a == b }
 
 // aged orders entries by time, then by key, for the retention indexes.
 type aged struct {
@@ -63,10 +83,19 @@ type aged struct {
 type agedComparer struct{}
 
 func (agedComparer) Compare(a, b aged) int {
-	if c := cmp.Compare(a.at, b.at); c != 0 {
-		return c
-	}
-	return strings.Compare(a.key, b.key)
+	return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.key, b.key))
+}
+
+// agedRes orders reservations by time, then by key, for prunable.
+type agedRes struct {
+	at  float64
+	key storage.ReservationKey
+}
+
+type agedResComparer struct{}
+
+func (agedResComparer) Compare(a, b agedRes) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.key.Scope, b.key.Scope), strings.Compare(a.key.Key, b.key.Key))
 }
 
 // State is one namespace's state on one branch (controls §8.8, "restored").
@@ -80,15 +109,15 @@ func (agedComparer) Compare(a, b aged) int {
 // runs; nApprovals and nSteers count the queued entries; without disk, nRes
 // is the number of reservations in res.
 type State struct {
-	runs      *immutable.Map[string, *Cached]          // run id → cached run
-	res       *immutable.Map[string, *Reservation]     // resKey(scope, key) → reservation
-	byRun     *immutable.Map[string, []string]         // run id → resKeys of its reservations, by N
-	approvals *immutable.Map[string, []*runs.Obj]      // run id → pending approval events (FIFO)
-	steers    *immutable.Map[string, []string]         // run id → queued steer texts
-	cursors   *immutable.Map[string, scenarios.Cursor] // run id → its scenario position (main only; docs/scenarios.md §5)
+	runs      *immutable.Map[string, *Cached]                      // run id → cached run
+	res       *immutable.Map[storage.ReservationKey, *Reservation] // (scope, key) → reservation
+	byRun     *immutable.Map[string, []storage.ReservationKey]     // run id → keys of its reservations, by N
+	approvals *immutable.Map[string, []*runs.Obj]                  // run id → pending approval events (FIFO)
+	steers    *immutable.Map[string, []string]                     // run id → queued steer texts
+	cursors   *immutable.Map[string, scenarios.Cursor]             // run id → its scenario position (main only; docs/scenarios.md §5)
 
-	sweepable *immutable.SortedMap[aged, struct{}] // cached completed/failed/cancelled runs by updated_at
-	prunable  *immutable.SortedMap[aged, struct{}] // terminal reservations by durable updatedAt
+	sweepable *immutable.SortedMap[aged, struct{}]    // cached completed/failed/cancelled runs by updated_at
+	prunable  *immutable.SortedMap[agedRes, struct{}] // terminal reservations by durable updatedAt
 
 	scopeProfile, scopeIdentity string // "" = default scope
 	nextSweep                   float64
@@ -104,19 +133,19 @@ type State struct {
 	// disk, when set, holds the reservations the store had at start-up
 	// (disk.go); masked are the keys of those this State changed or removed.
 	disk   *diskRows
-	masked *immutable.Map[string, struct{}]
+	masked *immutable.Map[storage.ReservationKey, struct{}]
 }
 
 func newState() State {
 	return State{
 		runs:      immutable.NewMap[string, *Cached](nil),
-		res:       immutable.NewMap[string, *Reservation](nil),
-		byRun:     immutable.NewMap[string, []string](nil),
+		res:       immutable.NewMap[storage.ReservationKey, *Reservation](resHasher{}),
+		byRun:     immutable.NewMap[string, []storage.ReservationKey](nil),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
 		steers:    immutable.NewMap[string, []string](nil),
 		cursors:   immutable.NewMap[string, scenarios.Cursor](nil),
 		sweepable: immutable.NewSortedMap[aged, struct{}](agedComparer{}),
-		prunable:  immutable.NewSortedMap[aged, struct{}](agedComparer{}),
+		prunable:  immutable.NewSortedMap[agedRes, struct{}](agedResComparer{}),
 	}
 }
 
@@ -214,16 +243,16 @@ func (s *State) putRes(r *Reservation) {
 }
 
 // addRes puts r under k into the maps and indexes; k holds nothing.
-func (s *State) addRes(k string, r *Reservation) {
+func (s *State) addRes(k storage.ReservationKey, r *Reservation) {
 	ks, _ := s.byRun.Get(r.RunID)
-	i, _ := slices.BinarySearchFunc(ks, r.N, func(k string, n int64) int {
+	i, _ := slices.BinarySearchFunc(ks, r.N, func(k storage.ReservationKey, n int64) int {
 		o, _ := s.res.Get(k)
 		return cmp.Compare(o.N, n)
 	})
 	s.byRun = s.byRun.Set(r.RunID, slices.Insert(slices.Clone(ks), i, k))
 	s.res = s.res.Set(k, r)
 	if runs.IsTerminal(r.Status) {
-		s.prunable = s.prunable.Set(aged{r.UpdatedAt, k}, struct{}{})
+		s.prunable = s.prunable.Set(agedRes{r.UpdatedAt, k}, struct{}{})
 	}
 }
 
@@ -236,7 +265,7 @@ func (s *State) delRes(scope, key string) {
 			s.nRes--
 		}
 		if s.masked == nil {
-			s.masked = immutable.NewMap[string, struct{}](nil)
+			s.masked = immutable.NewMap[storage.ReservationKey, struct{}](resHasher{})
 		}
 		s.masked = s.masked.Set(k, struct{}{})
 	}
@@ -246,11 +275,11 @@ func (s *State) delRes(scope, key string) {
 	}
 	s.nRes--
 	if runs.IsTerminal(old.Status) {
-		s.prunable = s.prunable.Delete(aged{old.UpdatedAt, k})
+		s.prunable = s.prunable.Delete(agedRes{old.UpdatedAt, k})
 	}
 	s.res = s.res.Delete(k)
 	ks, _ := s.byRun.Get(old.RunID)
-	if ks = slices.DeleteFunc(slices.Clone(ks), func(s string) bool { return s == k }); len(ks) == 0 {
+	if ks = slices.DeleteFunc(slices.Clone(ks), func(o storage.ReservationKey) bool { return o == k }); len(ks) == 0 {
 		s.byRun = s.byRun.Delete(old.RunID)
 	} else {
 		s.byRun = s.byRun.Set(old.RunID, ks)
@@ -258,23 +287,20 @@ func (s *State) delRes(scope, key string) {
 }
 
 func (s *State) setApprovals(id string, q []*runs.Obj) {
-	old, _ := s.approvals.Get(id)
-	s.nApprovals += len(q) - len(old)
-	if len(q) == 0 {
-		s.approvals = s.approvals.Delete(id)
-		return
-	}
-	s.approvals = s.approvals.Set(id, q)
+	s.approvals = setQueue(s.approvals, &s.nApprovals, id, q)
 }
 
-func (s *State) setSteers(id string, q []string) {
-	old, _ := s.steers.Get(id)
-	s.nSteers += len(q) - len(old)
+func (s *State) setSteers(id string, q []string) { s.steers = setQueue(s.steers, &s.nSteers, id, q) }
+
+// setQueue returns m with run id's queue replaced by q (removed when empty),
+// keeping *n, the number of entries of every queue in m, in step.
+func setQueue[T any](m *immutable.Map[string, []T], n *int, id string, q []T) *immutable.Map[string, []T] {
+	old, _ := m.Get(id)
+	*n += len(q) - len(old)
 	if len(q) == 0 {
-		s.steers = s.steers.Delete(id)
-		return
+		return m.Delete(id)
 	}
-	s.steers = s.steers.Set(id, q)
+	return m.Set(id, q)
 }
 
 // eachRes calls f with every reservation; s is flattened first (disk.go).

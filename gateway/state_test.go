@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
 // stateModel is State's model: plain maps.
 type stateModel struct {
 	st   State
 	runs map[string]*Cached
-	res  map[string]*Reservation
+	res  map[storage.ReservationKey]*Reservation
 }
 
 func (m *stateModel) clone() *stateModel {
@@ -93,7 +94,7 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 // runModel drives State with the operations ops encodes (two bytes a step),
 // checking every version after every step.
 func runModel(t testing.TB, ops []byte) {
-	m := &stateModel{st: newState(), runs: map[string]*Cached{}, res: map[string]*Reservation{}}
+	m := &stateModel{st: newState(), runs: map[string]*Cached{}, res: map[storage.ReservationKey]*Reservation{}}
 	var saved []*stateModel
 	for i := 0; i+1 < len(ops); i += 2 {
 		modelStep(m, &saved, ops[i], ops[i+1], i/2+1)

@@ -16,6 +16,15 @@ type tkey struct{ ns, branch, run string }
 
 type bkey struct{ ns, branch string }
 
+// slot is one run's transport as its branch's map holds it: the creation
+// time and, once a frame, a subscriber or the end arrives, the transport
+// itself (nil until then: most transports are never used, and a retained run
+// should not pay for a buffer it never fills).
+type slot struct {
+	created float64
+	t       *transport
+}
+
 // transport is one run's SSE transport. Invariant: bytes is the sum of the
 // lengths of frames.
 type transport struct {
@@ -48,12 +57,28 @@ func (t *transport) signal() {
 }
 
 // transportSet is every transport of the process: per namespace branch, run
-// id → transport. Callers hold g.mu.
-type transportSet map[bkey]map[string]*transport
+// id → slot. Callers hold g.mu.
+type transportSet map[bkey]map[string]slot
 
-// transport returns k's transport, nil when there is none.
+// hasTransport reports whether k has a transport.
+func (g *Gateway) hasTransport(k tkey) bool {
+	_, ok := g.transports[bkey{k.ns, k.branch}][k.run]
+	return ok
+}
+
+// transport returns k's transport, made from its slot when first needed; nil
+// when there is none.
 func (g *Gateway) transport(k tkey) *transport {
-	return g.transports[bkey{k.ns, k.branch}][k.run]
+	m := g.transports[bkey{k.ns, k.branch}]
+	s, ok := m[k.run]
+	if !ok {
+		return nil
+	}
+	if s.t == nil {
+		s.t = &transport{created: s.created}
+		m[k.run] = s
+	}
+	return s.t
 }
 
 // openTransport opens the transport of run id, admitted on ns's branch at
@@ -62,16 +87,16 @@ func (g *Gateway) openTransport(ns, branch string, o opening) {
 	bk := bkey{ns, branch}
 	m := g.transports[bk]
 	if m == nil {
-		m = map[string]*transport{}
+		m = map[string]slot{}
 		g.transports[bk] = m
 	}
-	m[o.run] = &transport{created: o.created}
+	m[o.run] = slot{created: o.created}
 }
 
 // removeTransport destroys k's transport t (its subscriber left).
 func (g *Gateway) removeTransport(k tkey, t *transport) {
 	m := g.transports[bkey{k.ns, k.branch}]
-	if m[k.run] != t {
+	if s, ok := m[k.run]; !ok || s.t != t {
 		return
 	}
 	delete(m, k.run)
@@ -115,8 +140,10 @@ func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
 	m := g.transports[bk]
 	delete(g.transports, bk)
 	if abort {
-		for _, t := range m {
-			t.abort()
+		for _, s := range m {
+			if s.t != nil {
+				s.t.abort()
+			}
 		}
 	}
 }
@@ -128,8 +155,8 @@ func (g *Gateway) destroyTransports(ns, branch string, abort bool) {
 func (g *Gateway) expireTransports(ns, branch string, at float64) {
 	bk := bkey{ns, branch}
 	m := g.transports[bk]
-	for run, t := range m {
-		if t.subs == 0 && runs.Expired(t.created, at, runs.TransportRetention) {
+	for run, s := range m {
+		if (s.t == nil || s.t.subs == 0) && runs.Expired(s.created, at, runs.TransportRetention) {
 			delete(m, run)
 		}
 	}

@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"cmp"
-	"encoding/base64"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -44,7 +42,7 @@ const DefaultRunsLimit = 100
 // with --db, a reservation the file held at start-up is listed once it was
 // read (disk.go: start-up reads none).
 func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunSummary, next string, err *runs.Error) {
-	after, ok := parseCursor(cursor)
+	after, ok := runs.ParseCursor(cursor)
 	if !ok {
 		return nil, "", runs.Admin(400, "invalid cursor")
 	}
@@ -58,38 +56,18 @@ func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunS
 		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(b.ID, a.ID))
 	})
 	for _, s := range all {
-		if (status != "" && s.Status != status) || (cursor != "" && !before(s, after)) {
+		if (status != "" && s.Status != status) || (cursor != "" && !after.Before(s.key())) {
 			continue
 		}
 		if len(page) == limit {
-			return page, makeCursor(page[len(page)-1]), nil
+			return page, page[len(page)-1].key().Cursor(), nil
 		}
 		page = append(page, s)
 	}
 	return page, "", nil
 }
 
-// before reports whether s comes after the cursor's run in the listing.
-func before(s, c RunSummary) bool {
-	return s.CreatedAt < c.CreatedAt || s.CreatedAt == c.CreatedAt && s.ID < c.ID
-}
-
-func makeCursor(s RunSummary) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatFloat(s.CreatedAt, 'g', -1, 64) + "/" + s.ID))
-}
-
-func parseCursor(c string) (RunSummary, bool) {
-	if c == "" {
-		return RunSummary{}, true
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	at, id, found := strings.Cut(string(b), "/")
-	if err != nil || !found {
-		return RunSummary{}, false
-	}
-	f, err := strconv.ParseFloat(at, 64)
-	return RunSummary{ID: id, CreatedAt: f}, err == nil
-}
+func (s RunSummary) key() runs.PageKey { return runs.PageKey{CreatedAt: s.CreatedAt, ID: s.ID} }
 
 // summaries lists every run of ns's main branch, unsorted. Callers hold g.mu.
 func (g *Gateway) summaries(ns string) []RunSummary {
@@ -124,11 +102,13 @@ func (g *Gateway) summary(ns string, st *State, id string, c *Cached) RunSummary
 	s := RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
 		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: len(approvals), QueuedSteers: len(steers),
 		Transport: "none"}
-	switch t := g.transport(tkey{ns, "main", id}); {
-	case t == nil:
-	case t.ended:
+	switch sl, ok := g.transports[bkey{ns, "main"}][id]; {
+	case !ok:
+	case sl.t == nil: // never used: nothing buffered yet
+		s.Transport = "buffering"
+	case sl.t.ended:
 		s.Transport = "closed"
-	case t.subs > 0:
+	case sl.t.subs > 0:
 		s.Transport = "subscribed"
 	default:
 		s.Transport = "buffering"
@@ -165,7 +145,8 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 	}
 	steers, _ := st.steers.Get(id)
 	v.Steers = slices.Clone(steers)
-	if t := g.transport(tkey{ns, "main", id}); t != nil {
+	if sl := g.transports[bkey{ns, "main"}][id]; sl.t != nil {
+		t := sl.t
 		v.EventsBuffered, v.EventsDelivered, v.Subscriber = len(t.frames), t.delivered, t.subs > 0
 	}
 	if cur, ok := st.cursors.Get(id); ok {

@@ -49,7 +49,29 @@ type Memory struct {
 
 type memSpace struct {
 	meta Namespace
-	res  map[ReservationKey]Reservation
+	res  map[ReservationKey]memRow
+}
+
+// memRow is a reservation as Memory keeps it: the row without what its map
+// key and its namespace already say (a retained keyed run costs one each).
+type memRow struct {
+	Fingerprint, RunID, OwnerScope string
+	RunN                           int64
+	Keyed, Local, Alive            bool
+	Record                         []byte
+	UpdatedAt                      float64
+}
+
+func memRowOf(r Reservation) memRow {
+	return memRow{Fingerprint: r.Fingerprint, RunID: r.RunID, OwnerScope: r.OwnerScope, RunN: r.RunN,
+		Keyed: r.Keyed, Local: r.Local, Alive: r.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt}
+}
+
+// reservation is m as the row of (ns, k).
+func (m memRow) reservation(ns string, k ReservationKey) Reservation {
+	return Reservation{Namespace: ns, Scope: k.Scope, Key: k.Key, Fingerprint: m.Fingerprint, RunID: m.RunID,
+		RunN: m.RunN, OwnerScope: m.OwnerScope, Keyed: m.Keyed, Local: m.Local, Alive: m.Alive,
+		Record: m.Record, UpdatedAt: m.UpdatedAt}
 }
 
 // NewMemory returns an empty in-memory store.
@@ -80,7 +102,7 @@ func (m *Memory) apply(b *Batch) {
 	}
 	sp := m.spaces[b.Namespace]
 	if b.Namespace != "" && sp == nil && (b.Meta != nil || len(b.Upsert) > 0) {
-		sp = &memSpace{meta: Namespace{Name: b.Namespace}, res: map[ReservationKey]Reservation{}}
+		sp = &memSpace{meta: Namespace{Name: b.Namespace}, res: map[ReservationKey]memRow{}}
 		m.spaces[b.Namespace] = sp
 	}
 	if b.Meta != nil {
@@ -93,8 +115,7 @@ func (m *Memory) apply(b *Batch) {
 		}
 	}
 	for _, r := range b.Upsert {
-		r.Namespace = b.Namespace // the record is shared: callers never change one they gave
-		sp.res[ReservationKey{r.Scope, r.Key}] = r
+		sp.res[ReservationKey{r.Scope, r.Key}] = memRowOf(r) // the record is shared: callers never change one they gave
 	}
 	if o := b.SetOwners; o != nil && sp != nil {
 		for k, r := range sp.res {
@@ -147,8 +168,10 @@ func (m *Memory) Reservation(_ context.Context, ns, scope, key string) (Reservat
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if sp := m.spaces[ns]; sp != nil {
-		r, ok := sp.res[ReservationKey{scope, key}]
-		return r, ok, nil
+		k := ReservationKey{scope, key}
+		if r, ok := sp.res[k]; ok {
+			return r.reservation(ns, k), true, nil
+		}
 	}
 	return Reservation{}, false, nil
 }
@@ -160,9 +183,9 @@ func (m *Memory) ReservationsOfRun(_ context.Context, ns, id string) ([]Reservat
 	defer m.mu.Unlock()
 	var out []Reservation
 	if sp := m.spaces[ns]; sp != nil {
-		for _, r := range sp.res {
+		for k, r := range sp.res {
 			if r.RunID == id {
-				out = append(out, r)
+				out = append(out, r.reservation(ns, k))
 			}
 		}
 	}
@@ -186,8 +209,8 @@ func (m *Memory) Reservations(_ context.Context, ns string) ([]Reservation, erro
 	defer m.mu.Unlock()
 	var out []Reservation
 	if sp := m.spaces[ns]; sp != nil {
-		for _, r := range sp.res {
-			out = append(out, r)
+		for k, r := range sp.res {
+			out = append(out, r.reservation(ns, k))
 		}
 	}
 	slices.SortFunc(out, func(a, b Reservation) int {

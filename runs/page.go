@@ -1,0 +1,39 @@
+package runs
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+)
+
+// PageKey is where a run stands in the control plane's run listing, newest
+// first: by created_at (record seconds), then by run id, both descending.
+type PageKey struct {
+	CreatedAt float64
+	ID        string
+}
+
+// Before reports whether k is listed before o (k is newer).
+func (k PageKey) Before(o PageKey) bool {
+	return k.CreatedAt > o.CreatedAt || k.CreatedAt == o.CreatedAt && k.ID > o.ID
+}
+
+// Cursor is the opaque cursor of the page that follows k.
+func (k PageKey) Cursor() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatFloat(k.CreatedAt, 'g', -1, 64) + "/" + k.ID))
+}
+
+// ParseCursor reads a cursor made by Cursor; "" is the first page (the zero
+// PageKey). ok is false for anything else.
+func ParseCursor(c string) (k PageKey, ok bool) {
+	if c == "" {
+		return PageKey{}, true
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	at, id, found := strings.Cut(string(b), "/")
+	if err != nil || !found {
+		return PageKey{}, false
+	}
+	f, err := strconv.ParseFloat(at, 64)
+	return PageKey{CreatedAt: f, ID: id}, err == nil
+}

@@ -16,6 +16,7 @@ type changeQueue struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	pending []Change
+	hearing bool // a batch is being heard, outside mu
 	closed  bool
 	stopped chan struct{}
 	hear    func(Change)
@@ -31,7 +32,7 @@ func newChangeQueue(hear func(Change)) *changeQueue {
 func (q *changeQueue) add(c Change) {
 	q.mu.Lock()
 	q.pending = append(q.pending, c)
-	q.cond.Signal()
+	q.cond.Broadcast()
 	q.mu.Unlock()
 }
 
@@ -47,20 +48,31 @@ func (q *changeQueue) run() {
 			return
 		}
 		batch := q.pending
-		q.pending = nil
+		q.pending, q.hearing = nil, true
 		q.mu.Unlock()
 		for _, c := range batch {
 			q.hear(c)
 		}
 		q.mu.Lock()
+		q.hearing = false
+		q.cond.Broadcast() // wakes drain
 	}
+}
+
+// drain returns once every change queued before it has been heard.
+func (q *changeQueue) drain() {
+	q.mu.Lock()
+	for (len(q.pending) > 0 || q.hearing) && !q.closed {
+		q.cond.Wait()
+	}
+	q.mu.Unlock()
 }
 
 // close delivers what is queued and stops the goroutine.
 func (q *changeQueue) close() {
 	q.mu.Lock()
 	q.closed = true
-	q.cond.Signal()
+	q.cond.Broadcast()
 	q.mu.Unlock()
 	<-q.stopped
 }
@@ -69,5 +81,14 @@ func (q *changeQueue) close() {
 func (g *Gateway) changed(c Change) {
 	if g.changes != nil {
 		g.changes.add(c)
+	}
+}
+
+// HeardChanges returns once Options.OnChange has heard every change committed
+// before the call, so that a listener's own events (a fired fault rule) come
+// after them, in the order they happened.
+func (g *Gateway) HeardChanges() {
+	if g.changes != nil {
+		g.changes.drain()
 	}
 }

@@ -209,3 +209,21 @@ func TestResetReleasesSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Hardening H9: an unknown checkpoint or snapshot id is quoted cut to
+// runs.EchoLimit bytes, however long the id a client sent.
+func TestUnknownIdsEchoBounded(t *testing.T) {
+	g, _ := newTestGateway(t, "")
+	long := strings.Repeat("x", 5000)
+	cut := long[:runs.EchoLimit]
+	if _, err := g.CommitCheckpoint("a", "main"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := g.Branch("a", "b", long)
+	wantErr(t, "Branch", err, runs.Admin(409, "no checkpoint "+cut))
+	wantErr(t, "Checkout", g.Checkout("a", "main", long), runs.Admin(409, "no checkpoint "+cut))
+	_, err = g.Select("a", "main", long, false)
+	wantErr(t, "Select", err, runs.Admin(409, "no checkpoint "+cut))
+	wantErr(t, "RestoreSnapshot", g.RestoreSnapshot("a", long), runs.Admin(404, "no snapshot "+cut))
+	wantErr(t, "DeleteSnapshot", g.DeleteSnapshot(long), runs.Admin(404, "no snapshot "+cut))
+}

@@ -40,7 +40,7 @@ func (g *Gateway) RestoreSnapshot(ns, id string) *runs.Error {
 	defer g.unlockDurable(g.lock())
 	s, ok := g.snaps[id]
 	if !ok {
-		return runs.Admin(404, "no snapshot "+id)
+		return runs.Admin(404, "no snapshot "+runs.Echo(id))
 	}
 	if s.ns != ns {
 		return runs.Admin(409, "snapshot "+id+" belongs to namespace "+s.ns)
@@ -59,7 +59,7 @@ func (g *Gateway) DeleteSnapshot(id string) *runs.Error {
 	defer g.mu.Unlock()
 	s, ok := g.snaps[id]
 	if !ok {
-		return runs.Admin(404, "no snapshot "+id)
+		return runs.Admin(404, "no snapshot "+runs.Echo(id))
 	}
 	delete(g.snaps, id)
 	if s.tl != nil { // nil: its namespace was reset

@@ -211,7 +211,7 @@ func (g *Gateway) Branch(ns, branch, at string) (Checkpoint, *runs.Error) {
 	space := g.space(ns)
 	t := g.tl(space)
 	if at != "" && t.cps[at] == nil {
-		return Checkpoint{}, runs.Admin(409, "no checkpoint "+at)
+		return Checkpoint{}, runs.Admin(409, "no checkpoint "+runs.Echo(at))
 	}
 	if err := g.register(space); err != nil {
 		return Checkpoint{}, err
@@ -261,7 +261,7 @@ func (g *Gateway) Checkout(ns, branch, cp string) *runs.Error {
 	space := g.space(ns)
 	c := g.tl(space).cps[cp]
 	if c == nil {
-		return runs.Admin(409, "no checkpoint "+cp)
+		return runs.Admin(409, "no checkpoint "+runs.Echo(cp))
 	}
 	if err := g.register(space); err != nil {
 		return err
@@ -325,7 +325,7 @@ func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Er
 	var c *checkpoint
 	if at != "" {
 		if c = t.cps[at]; c == nil {
-			return Target{}, runs.Admin(409, "no checkpoint "+at)
+			return Target{}, runs.Admin(409, "no checkpoint "+runs.Echo(at))
 		}
 	}
 	target := Target{NS: ns, Branch: branch}

@@ -45,9 +45,13 @@ type Deps struct {
 // Admin serves the control plane.
 type Admin struct {
 	d    Deps
-	c    *contract
 	echo *echo.Echo
 }
+
+// contract is admin.yaml, loaded once per process on the first control request
+// that needs it (~15 ms of CPU): start-up and GET /health never wait for it,
+// nor share the machine with it (cold start, issue 17).
+func (a *Admin) contract() *contract { return theContract() }
 
 var _ genadmin.ServerInterface = (*Admin)(nil)
 
@@ -75,7 +79,7 @@ func New(d Deps) *Admin {
 	if d.Hub == nil {
 		d.Hub = NewHub(0)
 	}
-	a := &Admin{d: d, c: theContract(), echo: echo.New()}
+	a := &Admin{d: d, echo: echo.New()}
 	a.echo.HideBanner, a.echo.HidePort = true, true
 	a.echo.HTTPErrorHandler = a.errorHandler
 	a.echo.Use(a.prepare)
@@ -148,12 +152,12 @@ func unescape(s string) string {
 // errorHandler renders as the admin 404.
 func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(ec echo.Context) error {
-		op := a.c.op(ec.Request().Method, ec.Path())
-		if op == nil {
-			return next(ec)
-		}
 		c := callOf(ec)
 		if c.rel == "" { // GET /health reads nothing (controls §2)
+			return next(ec)
+		}
+		op := a.contract().op(ec.Request().Method, ec.Path())
+		if op == nil {
 			return next(ec)
 		}
 		release, err := a.readBody(c)

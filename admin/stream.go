@@ -64,6 +64,10 @@ func NewHub(maxBytes int) *Hub {
 	return &Hub{max: maxBytes, subs: map[*subscriber]struct{}{}}
 }
 
+// Listening reports whether any stream is connected: without one, changes need
+// not be queued for the hub at all (gateway.Options.Listening).
+func (h *Hub) Listening() bool { return h.n.Load() > 0 }
+
 // Change publishes a gateway change (gateway.Options.OnChange). A "clock"
 // change carries no state: publish it with Clock.
 func (h *Hub) Change(c gateway.Change) {

@@ -233,7 +233,7 @@ func New(opts Options) (*Server, error) {
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
 		MaxNamespaces: opts.MaxNamespaces, SSEBufferBytes: opts.SSEBufferBytes, Logger: log,
 		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
-		OnChange:       onChange, Scenarios: opts.Scenarios, OnScenarioStep: metrics.ScenarioStep})
+		OnChange:       onChange, Listening: hub.Listening, Scenarios: opts.Scenarios, OnScenarioStep: metrics.ScenarioStep})
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -79,7 +79,7 @@ func (q *changeQueue) close() {
 
 // changed queues c when a listener is set. Callers hold g.mu.
 func (g *Gateway) changed(c Change) {
-	if g.changes != nil {
+	if g.listening() {
 		g.changes.add(c)
 	}
 }
@@ -91,4 +91,10 @@ func (g *Gateway) HeardChanges() {
 	if g.changes != nil {
 		g.changes.drain()
 	}
+}
+
+// listening reports whether changes are wanted: an OnChange is set and, with
+// Options.Listening, someone is there to hear them.
+func (g *Gateway) listening() bool {
+	return g.changes != nil && (g.opts.Listening == nil || g.opts.Listening())
 }

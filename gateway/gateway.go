@@ -31,6 +31,9 @@ type Options struct {
 	// commit order, from one goroutine: never under the gateway lock, and a
 	// slow listener never blocks it (changes queue for it).
 	OnChange func(Change)
+	// Listening, when set, says whether OnChange has anyone to tell: while it
+	// answers false no change is queued (no goroutine wakes per commit).
+	Listening func() bool
 	// Scenarios is every namespace's default scenario set (serve --scenarios,
 	// docs/scenarios.md); nil = none.
 	Scenarios *scenarios.Set

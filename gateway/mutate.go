@@ -15,7 +15,7 @@ func (x *tx) putRun(id string, c *Cached) {
 	_, existed := x.st.getRun(id)
 	x.st.putRun(id, c)
 	x.dirty = true
-	if kind := "run.created"; x.g.changes != nil && !x.view {
+	if kind := "run.created"; x.g.listening() && !x.view {
 		if existed {
 			kind = "run.changed"
 		}
@@ -29,7 +29,7 @@ func (x *tx) delRun(id string) {
 	}
 	x.st.delRun(id)
 	x.dirty = true
-	if x.g.changes != nil && !x.view {
+	if x.g.listening() && !x.view {
 		x.changes = append(x.changes, Change{Kind: "run.removed", Namespace: x.name, Branch: x.branch, RunID: id})
 	}
 }
@@ -67,7 +67,7 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 	frame := append([]byte("data: "), runs.AppendPython(nil, runs.ObjectValue(ev))...)
 	frame = append(frame, '\n', '\n')
 	x.emits = append(x.emits, emission{runID, frame})
-	if x.g.changes != nil {
+	if x.g.listening() {
 		x.changes = append(x.changes, Change{Kind: "run.event", Namespace: x.name, Branch: x.branch, RunID: runID, Frame: frame})
 	}
 }

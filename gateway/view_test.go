@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -104,5 +105,37 @@ func TestOnChange(t *testing.T) {
 		"checkpoint:", "clock:", "run.removed:", "checkpoint:"}
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("changes %v\nwant    %v", kinds, want)
+	}
+}
+
+// With Options.Listening answering false, no change is queued at all; once it
+// answers true, the changes committed from then on are heard.
+func TestOnChangeOnlyWhileListening(t *testing.T) {
+	var mu sync.Mutex
+	var kinds []string
+	var listening atomic.Bool
+	g := newBoundGateway(t, Options{Listening: listening.Load, OnChange: func(c Change) {
+		mu.Lock()
+		kinds = append(kinds, c.Kind)
+		mu.Unlock()
+	}})
+	if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
+		t.Fatal(err)
+	}
+	g.HeardChanges()
+	mu.Lock()
+	if len(kinds) != 0 {
+		t.Fatalf("heard %v while nobody listened", kinds)
+	}
+	mu.Unlock()
+	listening.Store(true)
+	if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
+		t.Fatal(err)
+	}
+	g.HeardChanges()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"run.created", "checkpoint"}; !slices.Equal(kinds, want) {
+		t.Fatalf("heard %v, want %v", kinds, want)
 	}
 }

@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"errors"
 	"math"
 	"net/url"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/hermes-emulator/hermes-emulator/api"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
@@ -119,25 +119,10 @@ func ofType(schema *openapi3.Schema, v any) bool {
 	return false
 }
 
-// schemaErrors flattens kin-openapi's findings.
+// schemaErrors flattens kin-openapi's findings (api.SchemaErrors).
 func schemaErrors(err error) []*openapi3.SchemaError {
-	var out []*openapi3.SchemaError
-	var walk func(error)
-	walk = func(err error) {
-		var me openapi3.MultiError
-		if errors.As(err, &me) {
-			for _, e := range me {
-				walk(e)
-			}
-			return
-		}
-		var se *openapi3.SchemaError
-		if errors.As(err, &se) {
-			out = append(out, se)
-		}
-	}
-	walk(err)
-	return out
+	ses, _ := api.SchemaErrors(err)
+	return ses
 }
 
 // firstReason is the reason of the first finding of err.

@@ -207,7 +207,20 @@ func pointers(err error) []string {
 	if err == nil {
 		return nil
 	}
+	ses, other := SchemaErrors(err)
 	var out []string
+	for _, se := range ses {
+		out = append(out, pointer(se.JSONPointer()))
+	}
+	if other {
+		out = append(out, "") // anything else concerns the document as a whole
+	}
+	return out
+}
+
+// SchemaErrors flattens kin-openapi's findings in err (multi-errors walked) into
+// its schema errors; other reports a finding that is not a schema error.
+func SchemaErrors(err error) (ses []*openapi3.SchemaError, other bool) {
 	var walk func(error)
 	walk = func(err error) {
 		var me openapi3.MultiError
@@ -219,13 +232,15 @@ func pointers(err error) []string {
 		}
 		var se *openapi3.SchemaError
 		if errors.As(err, &se) {
-			out = append(out, pointer(se.JSONPointer()))
+			ses = append(ses, se)
 			return
 		}
-		out = append(out, "") // anything else concerns the document as a whole
+		other = true
 	}
-	walk(err)
-	return out
+	if err != nil {
+		walk(err)
+	}
+	return ses, other
 }
 
 // pointer renders path segments as an RFC 6901 JSON pointer ("" for the whole document).

@@ -63,23 +63,7 @@ func TestHardenUnauthenticatedBodiesRSS(t *testing.T) {
 	base := p.peakRSS()
 	big := strings.Repeat("x", 9_900_000)
 	head := fmt.Sprintf("POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(big))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	statuses := map[int]int{}
-	for i := 0; i < 100; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, _, err := p.raw(head, strings.NewReader(big))
-			if err != nil {
-				st = -1 // the connection closed while the client still wrote
-			}
-			mu.Lock()
-			statuses[st]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	statuses := sendAll(t, p, 100, head, big)
 	peak := p.peakRSS()
 	t.Logf("statuses %v; VmHWM %d kB at start, %d kB after 100 × 9.9 MB unauthenticated bodies", statuses, base, peak)
 	if statuses[401] < 90 {
@@ -191,14 +175,33 @@ func TestHardenInflightBodiesRSS(t *testing.T) {
 	base := p.peakRSS()
 	big := strings.Repeat("x", 9_900_000) // not JSON: read in full, then 400
 	head := fmt.Sprintf("POST /v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Length: %d\r\n\r\n", len(big))
+	statuses := sendAll(t, p, 100, head, big)
+	peak := p.peakRSS()
+	t.Logf("statuses %v; VmHWM %d kB at start, %d kB after 100 × 9.9 MB authenticated bodies", statuses, base, peak)
+	// -1: a 503 closes the connection on the unread rest of the body, and a
+	// client still writing may see the reset before the answer.
+	if statuses[400] == 0 || statuses[400]+statuses[503]+statuses[-1] != 100 {
+		t.Errorf("statuses %v, want 400s (read, not JSON) and 503s or resets", statuses)
+	}
+	if peak > 250_000 {
+		t.Errorf("peak RSS %d kB, want under 250 MB (64 MiB of bodies in flight)", peak)
+	}
+	p.healthy(c, "the bodies")
+}
+
+// sendAll sends n copies of the raw request head+body at once and counts the
+// answers by status (-1: the connection closed while the client still wrote).
+// A 503 must be the in-flight bound's exact envelope.
+func sendAll(t *testing.T, p *proc, n int, head, body string) map[int]int {
+	t.Helper()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[int]int{}
-	for i := 0; i < 100; i++ {
+	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, b, err := p.raw(head, strings.NewReader(big))
+			st, b, err := p.raw(head, strings.NewReader(body))
 			switch {
 			case err != nil:
 				st = -1
@@ -211,15 +214,5 @@ func TestHardenInflightBodiesRSS(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	peak := p.peakRSS()
-	t.Logf("statuses %v; VmHWM %d kB at start, %d kB after 100 × 9.9 MB authenticated bodies", statuses, base, peak)
-	// -1: a 503 closes the connection on the unread rest of the body, and a
-	// client still writing may see the reset before the answer.
-	if statuses[400] == 0 || statuses[400]+statuses[503]+statuses[-1] != 100 {
-		t.Errorf("statuses %v, want 400s (read, not JSON) and 503s or resets", statuses)
-	}
-	if peak > 250_000 {
-		t.Errorf("peak RSS %d kB, want under 250 MB (64 MiB of bodies in flight)", peak)
-	}
-	p.healthy(c, "the bodies")
+	return statuses
 }

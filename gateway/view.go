@@ -44,7 +44,7 @@ const DefaultRunsLimit = 100
 func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunSummary, next string, err *runs.Error) {
 	after, ok := runs.ParseCursor(cursor)
 	if !ok {
-		return nil, "", runs.Admin(400, "invalid cursor")
+		return nil, "", runs.ErrCursor
 	}
 	if limit <= 0 {
 		limit = DefaultRunsLimit

@@ -60,7 +60,7 @@ func TestRunsView(t *testing.T) {
 		page[0].Transport != "buffering" || page[0].Keyed || !page[0].OwnerLocal {
 		t.Fatalf("running: %+v %q %v", page, next, err)
 	}
-	if _, _, err := g.Runs("v", "", 0, "%%"); err == nil || err.Status != 400 || err.Message != "invalid cursor" {
+	if _, _, err := g.Runs("v", "", 0, "%%"); err == nil || err.Status != 400 || err.Message != runs.ErrCursor.Message {
 		t.Fatalf("bad cursor: %v", err)
 	}
 	v, err := g.RunView("v", ids[0])

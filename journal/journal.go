@@ -164,7 +164,6 @@ var (
 	errSince  = runs.Admin(400, "since: expected epoch ms or ISO-8601")
 	errStatus = runs.Admin(400, "status: expected an HTTP status")
 	errLimit  = runs.Admin(400, "limit: expected a count")
-	errCursor = runs.Admin(400, "cursor: expected the next of a previous page")
 )
 
 // Page sizes of GET /__admin/requests (H9): a listing never builds one giant
@@ -237,7 +236,7 @@ func (j *Journal) Query(ns string, q url.Values) ([]byte, *runs.Error) {
 	if s := q.Get("cursor"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || !allDigits(s) || n == 0 {
-			return nil, errCursor
+			return nil, runs.ErrCursor
 		}
 		before = n
 	}

@@ -37,3 +37,7 @@ func ParseCursor(c string) (k PageKey, ok bool) {
 	f, err := strconv.ParseFloat(at, 64)
 	return PageKey{CreatedAt: f, ID: id}, err == nil
 }
+
+// ErrCursor answers a cursor that is not the next of a previous page (the run
+// listing and the journal pages).
+var ErrCursor = Admin(400, "cursor: expected the next of a previous page")

@@ -61,7 +61,7 @@ func (s *State) check() error {
 			if !ok || r.RunID != id {
 				return fmt.Errorf("byRun[%s] lists %q, not a reservation of it", id, k)
 			}
-			if prev, _ := s.res.Get(ks[max(i-1, 0)]); i > 0 && prev.N > r.N {
+			if prev, _ := s.res.Get(ks[max(i-1, 0)]); i > 0 && prev.RunN > r.RunN {
 				return fmt.Errorf("byRun[%s] is not ordered by N", id)
 			}
 		}

@@ -191,9 +191,7 @@ func (x *tx) restart(alive bool) Restarted {
 	fresh := newState()
 	fresh.byRun, fresh.prunable, fresh.nRes = x.st.byRun, x.st.prunable, x.st.nRes
 	x.st.eachRes(func(r *Reservation) {
-		nr := *r
-		nr.Owner.Local, nr.Owner.Alive = false, alive
-		fresh.res = fresh.res.Set(resKey(r.Scope, r.Key), &nr)
+		fresh.res = fresh.res.Set(resKey(r.Scope, r.Key), r.withOwner(false, alive))
 	})
 	out.Retained = fresh.res.Len()
 	fresh.scopeProfile, fresh.scopeIdentity = x.st.scopeProfile, x.st.scopeIdentity

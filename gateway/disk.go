@@ -41,8 +41,7 @@ func diskRow(r storage.Reservation) *Reservation {
 	if err != nil {
 		panic(err) // the store holds what this package wrote; a row that does not parse is a bug
 	}
-	res.Owner.Local, res.Owner.Alive = false, false
-	return res
+	return res.withOwner(false, false)
 }
 
 func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
@@ -133,7 +132,7 @@ func (s *State) isMasked(k storage.ReservationKey) bool {
 func (s *State) diskOfRun(id string) *Reservation {
 	var best *Reservation
 	for _, k := range s.disk.ofRun(id) {
-		if r := s.disk.orig[k]; !s.isMasked(k) && (best == nil || r.N > best.N) {
+		if r := s.disk.orig[k]; !s.isMasked(k) && (best == nil || r.RunN > best.RunN) {
 			best = r
 		}
 	}

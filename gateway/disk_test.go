@@ -33,9 +33,10 @@ func TestDiskModel(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		store := storage.NewMemory()
-		var rows []storage.Reservation
+		var rows []*storage.Reservation
 		for i := range 20 {
-			rows = append(rows, diskRes(rng, int64(i+1)))
+			row := diskRes(rng, int64(i+1))
+			rows = append(rows, &row)
 		}
 		if err := store.Apply(ctx, storage.Batch{Namespace: "a", Upsert: rows}); err != nil {
 			t.Fatal(err)
@@ -52,11 +53,10 @@ func TestDiskModel(t *testing.T) {
 			row := diskRes(rng, int64(100+step))
 			switch op := rng.IntN(10); {
 			case op < 3:
-				r := diskRow(row)
-				r.Owner.Local = true
+				r := diskRow(row).withOwner(true, false)
 				p.lazy.putRes(r)
 				p.whole.putRes(r)
-				if err := store.Apply(ctx, storage.Batch{Namespace: "a", Upsert: []storage.Reservation{row}}); err != nil {
+				if err := store.Apply(ctx, storage.Batch{Namespace: "a", Upsert: []*storage.Reservation{&row}}); err != nil {
 					t.Fatal(err)
 				}
 			case op < 5:
@@ -97,7 +97,7 @@ func compareDisk(t *testing.T, step int, p diskPair) {
 			scope, key := fmt.Sprintf("s%d", s), fmt.Sprintf("k%d", k)
 			a, aok := p.lazy.getRes(scope, key)
 			b, bok := p.whole.getRes(scope, key)
-			if aok != bok || aok && (a.RunID != b.RunID || a.N != b.N || a.Owner != b.Owner) {
+			if aok != bok || aok && (a.RunID != b.RunID || a.RunN != b.RunN || a.owner() != b.owner()) {
 				t.Fatalf("step %d: (%s, %s): lazy %+v, whole %+v", step, scope, key, a, b)
 			}
 		}
@@ -106,7 +106,7 @@ func compareDisk(t *testing.T, step int, p diskPair) {
 		id := fmt.Sprintf("run_%d", i)
 		a, aok := p.lazy.resOfRun(id)
 		b, bok := p.whole.resOfRun(id)
-		if aok != bok || aok && (a.Key != b.Key || a.N != b.N) {
+		if aok != bok || aok && (a.Key != b.Key || a.RunN != b.RunN) {
 			t.Fatalf("step %d: run %s: lazy %+v, whole %+v", step, id, a, b)
 		}
 	}

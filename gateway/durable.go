@@ -52,9 +52,8 @@ func reservationOf(r storage.Reservation) (*Reservation, error) {
 	if err != nil || rec.Kind != runs.Object {
 		return nil, fmt.Errorf("gateway: load: reservation %s of %s: record does not parse", r.RunID, r.Namespace)
 	}
-	return &Reservation{Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, RunID: r.RunID, N: r.RunN,
-		Owner:  Owner{Scope: r.OwnerScope, Keyed: r.Keyed, Local: r.Local, Alive: r.Alive},
-		Record: r.Record, Status: runs.RecordStatus(rec.Obj), UpdatedAt: r.UpdatedAt}, nil
+	r.Namespace = "" // a batch names it
+	return &Reservation{Reservation: r, Status: runs.RecordStatus(rec.Obj)}, nil
 }
 
 // rewriteDurable makes the store's copy of ns equal st (checkout of main).
@@ -62,7 +61,7 @@ func reservationOf(r storage.Reservation) (*Reservation, error) {
 func (g *Gateway) rewriteDurable(ns string, st State) {
 	b := storage.Batch{Namespace: ns, Clear: true, Meta: &storage.Namespace{Name: ns, RunCounter: st.runCounter,
 		ApprovalCounter: st.approvalCounter, ScopeProfile: st.scopeProfile, ScopeIdentity: st.scopeIdentity}}
-	st.eachRes(func(r *Reservation) { b.Upsert = append(b.Upsert, r.row(ns)) })
+	st.eachRes(func(r *Reservation) { b.Upsert = append(b.Upsert, &r.Reservation) })
 	g.q.Enqueue(b)
 	if space := g.spaces[ns]; space != nil {
 		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter

@@ -39,7 +39,7 @@ func (x *tx) putRes(r *Reservation) {
 	x.st.putRes(r)
 	x.dirty = true
 	if x.durable {
-		x.batch.Upsert = append(x.batch.Upsert, r.row(x.name))
+		x.batch.Upsert = append(x.batch.Upsert, &r.Reservation)
 	}
 }
 
@@ -122,11 +122,11 @@ func (x *tx) hydrate(id, scope string) (*Cached, bool) {
 		return nil, false
 	}
 	rec := decode(r.Record)
-	c := &Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.Owner}
-	if !r.Owner.Alive && !runs.IsTerminal(r.Status) {
+	c := &Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.owner()}
+	if !r.Alive && !runs.IsTerminal(r.Status) {
 		now := x.now()
 		rec := runs.Interrupt(rec, now)
-		c = &Cached{Record: encode(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.Owner}
+		c = &Cached{Record: encode(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.owner()}
 		nr := *r
 		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
 		nr.Status = runs.Interrupted

@@ -82,8 +82,7 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		owner := Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
 		x.putRun(id, &Cached{Record: encode(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
 		if key != "" {
-			x.putRes(&Reservation{Scope: scope, Key: key, Fingerprint: fingerprint, RunID: id, N: x.st.runCounter,
-				Owner: owner, Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), Status: runs.Queued, UpdatedAt: now})
+			x.putRes(newReservation(scope, key, fingerprint, id, x.st.runCounter, rec, now))
 		}
 		x.openTransport(id, now)
 		x.scenarioAdmit(id, sub)

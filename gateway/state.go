@@ -32,24 +32,35 @@ type Cached struct {
 	Owner     Owner
 }
 
-// Reservation is the durable row of a keyed submission (runs-api §7). Record
-// is the durable copy of the run record, keys sorted at every level.
+// Reservation is the durable row of a keyed submission (runs-api §7) and the
+// status its record holds. The row's Record is the durable copy of the run
+// record, keys sorted at every level; its RunN is the run's counter: of two
+// runs with one id, the greater answers for it (0: unknown). A Reservation is
+// never changed once made (every change makes a new one), so the store's
+// batches carry the row itself and the in-memory store keeps that very row.
 type Reservation struct {
-	Scope, Key  string
-	Fingerprint string
-	RunID       string
-	N           int64 // the run's counter: of two runs with one id, the greater answers for it (0: unknown)
-	Owner       Owner
-	Record      []byte
-	Status      string
-	UpdatedAt   float64
+	storage.Reservation
+	Status string
 }
 
-// row is r as the store keeps it in namespace ns.
-func (r *Reservation) row(ns string) storage.Reservation {
-	return storage.Reservation{Namespace: ns, Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint,
-		RunID: r.RunID, RunN: r.N, OwnerScope: r.Owner.Scope, Keyed: r.Owner.Keyed, Local: r.Owner.Local,
-		Alive: r.Owner.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt}
+// newReservation is the reservation of a new keyed run: run id with counter n,
+// admitted in scope at now with record rec, owned here (runs-api §7, §9).
+func newReservation(scope, key, fingerprint, id string, n int64, rec *runs.Obj, now float64) *Reservation {
+	return &Reservation{Status: runs.RecordStatus(rec), Reservation: storage.Reservation{Scope: scope, Key: key,
+		Fingerprint: fingerprint, RunID: id, RunN: n, OwnerScope: scope, Keyed: true, Local: true, Alive: true,
+		Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), UpdatedAt: now}}
+}
+
+// owner is r's owner stamp.
+func (r *Reservation) owner() Owner {
+	return Owner{Scope: r.OwnerScope, Keyed: r.Keyed, Local: r.Local, Alive: r.Alive}
+}
+
+// withOwner is r with the owner flags local and alive.
+func (r *Reservation) withOwner(local, alive bool) *Reservation {
+	c := *r
+	c.Local, c.Alive = local, alive
+	return &c
 }
 
 // resKey identifies the reservation of (scope, key) in a namespace.
@@ -228,7 +239,7 @@ func (s *State) resOfRun(id string) (*Reservation, bool) {
 		best, _ = s.res.Get(ks[len(ks)-1])
 	}
 	if s.disk != nil {
-		if r := s.diskOfRun(id); r != nil && (best == nil || r.N > best.N) {
+		if r := s.diskOfRun(id); r != nil && (best == nil || r.RunN > best.RunN) {
 			best = r
 		}
 	}
@@ -245,9 +256,9 @@ func (s *State) putRes(r *Reservation) {
 // addRes puts r under k into the maps and indexes; k holds nothing.
 func (s *State) addRes(k storage.ReservationKey, r *Reservation) {
 	ks, _ := s.byRun.Get(r.RunID)
-	i, _ := slices.BinarySearchFunc(ks, r.N, func(k storage.ReservationKey, n int64) int {
+	i, _ := slices.BinarySearchFunc(ks, r.RunN, func(k storage.ReservationKey, n int64) int {
 		o, _ := s.res.Get(k)
-		return cmp.Compare(o.N, n)
+		return cmp.Compare(o.RunN, n)
 	})
 	s.byRun = s.byRun.Set(r.RunID, slices.Insert(slices.Clone(ks), i, k))
 	s.res = s.res.Set(k, r)

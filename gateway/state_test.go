@@ -40,8 +40,8 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 		m.st.delRun(id)
 		delete(m.runs, id)
 	case 3, 4: // put a reservation (ids repeat across keys, counters grow)
-		r := &Reservation{Scope: scope, Key: key, RunID: id, N: int64(step), Status: status,
-			UpdatedAt: float64(arg % 5), Record: []byte("{}")}
+		r := &Reservation{Status: status, Reservation: storage.Reservation{Scope: scope, Key: key, RunID: id,
+			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: []byte("{}")}}
 		m.st.putRes(r)
 		m.res[resKey(scope, key)] = r
 	case 5: // remove a reservation
@@ -78,7 +78,7 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 		if got, ok := m.st.res.Get(k); !ok || got != want {
 			t.Fatalf("step %d: reservation %q = %+v, want %+v", step, k, got, want)
 		}
-		if o := newest[want.RunID]; o == nil || want.N > o.N {
+		if o := newest[want.RunID]; o == nil || want.RunN > o.RunN {
 			newest[want.RunID] = want
 		}
 	}

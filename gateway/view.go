@@ -93,7 +93,7 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 
 // cachedOf is the run as its reservation r gives it (not hydrated).
 func cachedOf(r *Reservation) *Cached {
-	return &Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(decode(r.Record)), UpdatedAt: r.UpdatedAt, Owner: r.Owner}
+	return &Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(decode(r.Record)), UpdatedAt: r.UpdatedAt, Owner: r.owner()}
 }
 
 func (g *Gateway) summary(ns string, st *State, id string, c *Cached) RunSummary {

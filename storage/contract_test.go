@@ -42,7 +42,7 @@ func storeContract(t *testing.T, s Store) {
 	err = s.Apply(ctx,
 		Batch{Namespace: "b", Meta: &Namespace{RunCounter: 3, ScopeProfile: "p", ScopeIdentity: "i"}},
 		Batch{Namespace: "a", Meta: &Namespace{Name: "a", RunCounter: 7, ApprovalCounter: 2},
-			Upsert: []Reservation{cres("s", "k2", "run_1", 1, 1), cres("s", "k1", "run_2", 2, tiny), cres("t", "k1", "run_1", 5, 3)}},
+			Upsert: rows(cres("s", "k2", "run_1", 1, 1), cres("s", "k1", "run_2", 2, tiny), cres("t", "k1", "run_1", 5, 3))},
 		Batch{Clock: &Clock{Frozen: true, FrozenMs: 1.5, OffsetMs: -2}})
 	if err != nil {
 		t.Fatal(err)
@@ -86,11 +86,11 @@ func storeContract(t *testing.T, s Store) {
 
 	// A failing call changes nothing, whichever batch fails.
 	bad := cres("s", "", "run_3", 3, 1)
-	err = s.Apply(ctx, Batch{Namespace: "a", Delete: []ReservationKey{{"s", "k1"}}}, Batch{Namespace: "a", Upsert: []Reservation{bad}})
+	err = s.Apply(ctx, Batch{Namespace: "a", Delete: []ReservationKey{{"s", "k1"}}}, Batch{Namespace: "a", Upsert: rows(bad)})
 	if !errors.Is(err, ErrConstraint) {
 		t.Fatalf("empty key: %v", err)
 	}
-	if err := s.Apply(ctx, Batch{Upsert: []Reservation{cres("s", "k", "r", 1, 1)}}); !errors.Is(err, ErrBatch) {
+	if err := s.Apply(ctx, Batch{Upsert: rows(cres("s", "k", "r", 1, 1))}); !errors.Is(err, ErrBatch) {
 		t.Fatalf("no namespace: %v", err)
 	}
 	if got := keys("a"); len(got) != 3 {
@@ -99,7 +99,7 @@ func storeContract(t *testing.T, s Store) {
 
 	// Delete, replace, rewrite owners; then reset (Clear + Meta keeps the row).
 	r := cres("s", "k2", "run_7", 7, 9)
-	err = s.Apply(ctx, Batch{Namespace: "a", Delete: []ReservationKey{{"s", "k1"}, {"x", "none"}}, Upsert: []Reservation{r},
+	err = s.Apply(ctx, Batch{Namespace: "a", Delete: []ReservationKey{{"s", "k1"}, {"x", "none"}}, Upsert: rows(r),
 		SetOwners: &OwnerUpdate{Local: false, Alive: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +108,18 @@ func storeContract(t *testing.T, s Store) {
 	r.Local = false
 	if err != nil || !ok || !reflect.DeepEqual(got, r) || !reflect.DeepEqual(keys("a"), []string{"s/k2", "t/k1"}) {
 		t.Fatalf("after delete and replace: %+v %v", got, keys("a"))
+	}
+	// A row given to Apply stays as it was given: a later owner rewrite makes
+	// new rows (Memory keeps the given row itself).
+	given := cres("s", "k3", "run_8", 8, 10)
+	if err := s.Apply(ctx, Batch{Namespace: "a", Upsert: []*Reservation{&given}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, Batch{Namespace: "a", SetOwners: &OwnerUpdate{Local: false, Alive: false}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := s.Reservation(ctx, "a", "s", "k3"); got.Local || got.Alive || !given.Local || !given.Alive {
+		t.Fatalf("owner rewrite: stored %+v, given %+v", got, given)
 	}
 	if err := s.Apply(ctx, Batch{Namespace: "a", Clear: true, Meta: &Namespace{Name: "a"}}); err != nil {
 		t.Fatal(err)
@@ -119,7 +131,7 @@ func storeContract(t *testing.T, s Store) {
 	// An upsert into a namespace without its row creates the row.
 	row := cres("s", "k", "run_1", 1, 1)
 	row.Namespace = "" // the batch's
-	if err := s.Apply(ctx, Batch{Namespace: "c", Upsert: []Reservation{row}}); err != nil {
+	if err := s.Apply(ctx, Batch{Namespace: "c", Upsert: rows(row)}); err != nil {
 		t.Fatal(err)
 	}
 	if spaces, _, _ = s.LoadMeta(ctx); len(spaces) != 3 || spaces[2] != (Namespace{Name: "c"}) {

@@ -78,7 +78,7 @@ func TestOpenFileReopen(t *testing.T) {
 		t.Errorf("application_id = %#x, want %#x", got, applicationID)
 	}
 	r := res("default", "s1", "k1", "run_1", 1700000000.125)
-	if err := db.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 1}, Upsert: []Reservation{r}}); err != nil {
+	if err := db.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 1}, Upsert: rows(r)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.SaveClock(ctx, Clock{Frozen: true, FrozenMs: 1700000000000, OffsetMs: 0}); err != nil {
@@ -138,7 +138,7 @@ func TestOpenInMemory(t *testing.T) {
 	}
 	ctx := context.Background()
 	if err := a.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 3},
-		Upsert: []Reservation{res("default", "s", "k", "run_a", 1)}}); err != nil {
+		Upsert: rows(res("default", "s", "k", "run_a", 1))}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.SaveClock(ctx, Clock{OffsetMs: 5}); err != nil {
@@ -211,7 +211,7 @@ func TestPrivateDatabaseIsATemporaryDatabase(t *testing.T) {
 	for i := range n {
 		r := res("n", "s", fmt.Sprint("k", i), fmt.Sprint("run_", i), float64(i))
 		r.Record = rec
-		b.Upsert = append(b.Upsert, r)
+		b.Upsert = append(b.Upsert, &r)
 	}
 	if err := db.Apply(ctx, b); err != nil {
 		t.Fatal(err)
@@ -377,7 +377,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		Keyed: true, Local: true, Alive: true, Record: []byte(`{"a":1}`), UpdatedAt: 1.5}
 	newer := res("n", "s", "k2", "run_x", 2)
 	newer.RunN = 7
-	if err := db.Apply(ctx, Batch{Namespace: "n", Upsert: []Reservation{newer}}); err != nil {
+	if err := db.Apply(ctx, Batch{Namespace: "n", Upsert: rows(newer)}); err != nil {
 		t.Fatal(err)
 	}
 	assertState(t, db, state{ns: []Namespace{{Name: "n", RunCounter: 3}}, res: []Reservation{old, newer}})

@@ -66,7 +66,7 @@ func TestCommittedSurvivesKill(t *testing.T) {
 		}
 		ctx := context.Background()
 		if err := db.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 1},
-			Upsert: []Reservation{res("default", "s", "k", "run_1", 1700000000.125)}}); err != nil {
+			Upsert: rows(res("default", "s", "k", "run_1", 1700000000.125))}); err != nil {
 			os.Exit(4)
 		}
 		if err := db.SaveClock(ctx, Clock{Frozen: true, FrozenMs: 1700000000000}); err != nil {

@@ -49,29 +49,7 @@ type Memory struct {
 
 type memSpace struct {
 	meta Namespace
-	res  map[ReservationKey]memRow
-}
-
-// memRow is a reservation as Memory keeps it: the row without what its map
-// key and its namespace already say (a retained keyed run costs one each).
-type memRow struct {
-	Fingerprint, RunID, OwnerScope string
-	RunN                           int64
-	Keyed, Local, Alive            bool
-	Record                         []byte
-	UpdatedAt                      float64
-}
-
-func memRowOf(r Reservation) memRow {
-	return memRow{Fingerprint: r.Fingerprint, RunID: r.RunID, OwnerScope: r.OwnerScope, RunN: r.RunN,
-		Keyed: r.Keyed, Local: r.Local, Alive: r.Alive, Record: r.Record, UpdatedAt: r.UpdatedAt}
-}
-
-// reservation is m as the row of (ns, k).
-func (m memRow) reservation(ns string, k ReservationKey) Reservation {
-	return Reservation{Namespace: ns, Scope: k.Scope, Key: k.Key, Fingerprint: m.Fingerprint, RunID: m.RunID,
-		RunN: m.RunN, OwnerScope: m.OwnerScope, Keyed: m.Keyed, Local: m.Local, Alive: m.Alive,
-		Record: m.Record, UpdatedAt: m.UpdatedAt}
+	res  map[ReservationKey]*Reservation // the rows as Apply was given them (never changed: shared with the caller)
 }
 
 // NewMemory returns an empty in-memory store.
@@ -102,7 +80,7 @@ func (m *Memory) apply(b *Batch) {
 	}
 	sp := m.spaces[b.Namespace]
 	if b.Namespace != "" && sp == nil && (b.Meta != nil || len(b.Upsert) > 0) {
-		sp = &memSpace{meta: Namespace{Name: b.Namespace}, res: map[ReservationKey]memRow{}}
+		sp = &memSpace{meta: Namespace{Name: b.Namespace}, res: map[ReservationKey]*Reservation{}}
 		m.spaces[b.Namespace] = sp
 	}
 	if b.Meta != nil {
@@ -115,12 +93,13 @@ func (m *Memory) apply(b *Batch) {
 		}
 	}
 	for _, r := range b.Upsert {
-		sp.res[ReservationKey{r.Scope, r.Key}] = memRowOf(r) // the record is shared: callers never change one they gave
+		sp.res[ReservationKey{r.Scope, r.Key}] = r // shared: callers never change a row they gave
 	}
 	if o := b.SetOwners; o != nil && sp != nil {
 		for k, r := range sp.res {
-			r.Local, r.Alive = o.Local, o.Alive
-			sp.res[k] = r
+			c := *r // a new row: the old one is shared
+			c.Local, c.Alive = o.Local, o.Alive
+			sp.res[k] = &c
 		}
 	}
 	if b.Clock != nil {
@@ -170,7 +149,7 @@ func (m *Memory) Reservation(_ context.Context, ns, scope, key string) (Reservat
 	if sp := m.spaces[ns]; sp != nil {
 		k := ReservationKey{scope, key}
 		if r, ok := sp.res[k]; ok {
-			return r.reservation(ns, k), true, nil
+			return r.of(ns), true, nil
 		}
 	}
 	return Reservation{}, false, nil
@@ -183,9 +162,9 @@ func (m *Memory) ReservationsOfRun(_ context.Context, ns, id string) ([]Reservat
 	defer m.mu.Unlock()
 	var out []Reservation
 	if sp := m.spaces[ns]; sp != nil {
-		for k, r := range sp.res {
+		for _, r := range sp.res {
 			if r.RunID == id {
-				out = append(out, r.reservation(ns, k))
+				out = append(out, r.of(ns))
 			}
 		}
 	}
@@ -209,8 +188,8 @@ func (m *Memory) Reservations(_ context.Context, ns string) ([]Reservation, erro
 	defer m.mu.Unlock()
 	var out []Reservation
 	if sp := m.spaces[ns]; sp != nil {
-		for k, r := range sp.res {
-			out = append(out, r.reservation(ns, k))
+		for _, r := range sp.res {
+			out = append(out, r.of(ns))
 		}
 	}
 	slices.SortFunc(out, func(a, b Reservation) int {
@@ -220,6 +199,13 @@ func (m *Memory) Reservations(_ context.Context, ns string) ([]Reservation, erro
 		return strings.Compare(a.Key, b.Key)
 	})
 	return out, nil
+}
+
+// of is r as a read answers it: a copy, in namespace ns.
+func (r *Reservation) of(ns string) Reservation {
+	c := *r
+	c.Namespace = ns
+	return c
 }
 
 // Path implements Store: always "".

@@ -8,7 +8,8 @@ import (
 )
 
 // Reservation is one idempotency reservation with its durable record copy
-// (runs-api §7, §10). Identity: (Namespace, Scope, Key).
+// (runs-api §7, §10). Identity: (Namespace, Scope, Key). A row given to Apply
+// is never changed afterwards: Memory keeps the very row it was given.
 type Reservation struct {
 	Namespace, Scope, Key string
 	Fingerprint, RunID    string
@@ -55,7 +56,7 @@ type Batch struct {
 	Namespace string
 	Clear     bool             // delete every reservation and the namespace row first (reset)
 	Meta      *Namespace       // upsert the namespace row when non-nil; Name "" means Namespace
-	Upsert    []Reservation    // insert or replace by (namespace, scope, key); Namespace "" means the batch's
+	Upsert    []*Reservation   // insert or replace by (namespace, scope, key); Namespace "" means the batch's
 	Delete    []ReservationKey // delete by (namespace, scope, key); a missing key is not an error
 	SetOwners *OwnerUpdate     // when non-nil: every reservation of the namespace gets local/alive (restart)
 	Clock     *Clock           // when non-nil: replace the stored clock state (global, not the namespace's)

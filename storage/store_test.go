@@ -64,9 +64,9 @@ func seed(t *testing.T, db *DB) {
 	t.Helper()
 	for _, b := range []Batch{
 		{Namespace: "a", Meta: &Namespace{RunCounter: 2, ApprovalCounter: 1, ScopeProfile: "p", ScopeIdentity: "i"},
-			Upsert: []Reservation{res("a", "s1", "k1", "run_a1", 10), res("a", "s2", "k2", "run_a2", 20)}},
+			Upsert: rows(res("a", "s1", "k1", "run_a1", 10), res("a", "s2", "k2", "run_a2", 20))},
 		{Namespace: "b", Meta: &Namespace{RunCounter: 2},
-			Upsert: []Reservation{res("b", "s1", "k1", "run_b1", 30), res("", "s1", "k2", "run_b2", 40)}},
+			Upsert: rows(res("b", "s1", "k1", "run_b1", 30), res("", "s1", "k2", "run_b2", 40))},
 	} {
 		if err := db.Apply(context.Background(), b); err != nil {
 			t.Fatalf("seed: %v", err)
@@ -94,41 +94,41 @@ func TestApply(t *testing.T) {
 	}{
 		{"nothing", Batch{Namespace: "a"}, state{ns: seedNS, res: []Reservation{a1, a2, b1, b2}}},
 		{"insert", Batch{Namespace: "a", Meta: &Namespace{Name: "a", RunCounter: 3, ApprovalCounter: 1, ScopeProfile: "p", ScopeIdentity: "i"},
-			Upsert: []Reservation{res("a", "s1", "k3", "run_a3", 50)}},
+			Upsert: rows(res("a", "s1", "k3", "run_a3", 50))},
 			state{ns: seedNS[:0:0], res: nil}}, // filled below
-		{"replace by key", Batch{Namespace: "a", Upsert: []Reservation{with(a1, func(r *Reservation) {
+		{"replace by key", Batch{Namespace: "a", Upsert: rows(with(a1, func(r *Reservation) {
 			r.Record, r.UpdatedAt, r.Alive, r.Fingerprint = []byte(`{"status":"interrupted"}`), 99.5, false, "fp-new"
-		})}}, state{ns: seedNS, res: []Reservation{
+		}))}, state{ns: seedNS, res: []Reservation{
 			with(a1, func(r *Reservation) {
 				r.Record, r.UpdatedAt, r.Alive, r.Fingerprint = []byte(`{"status":"interrupted"}`), 99.5, false, "fp-new"
 			}), a2, b1, b2}}},
 		{"delete", Batch{Namespace: "a", Delete: []ReservationKey{{"s1", "k1"}, {"s1", "k2"}, {"nope", "nope"}}},
 			state{ns: seedNS, res: []Reservation{a2, b1, b2}}},
 		{"prune and reserve the same key", Batch{Namespace: "b", Delete: []ReservationKey{{"s1", "k1"}},
-			Upsert: []Reservation{res("b", "s1", "k1", "run_b3", 60)}},
+			Upsert: rows(res("b", "s1", "k1", "run_b3", 60))},
 			state{ns: seedNS, res: []Reservation{a1, a2, res("b", "s1", "k1", "run_b3", 60), b2}}},
 		{"clear", Batch{Namespace: "a", Clear: true}, state{ns: seedNS[1:], res: []Reservation{b1, b2}}},
 		{"reset keeps the namespace", Batch{Namespace: "a", Clear: true, Meta: &Namespace{}},
 			state{ns: []Namespace{{Name: "a"}, seedNS[1]}, res: []Reservation{b1, b2}}},
 		{"clear then reserve", Batch{Namespace: "b", Clear: true, Meta: &Namespace{RunCounter: 1},
-			Upsert: []Reservation{res("b", "s9", "k9", "run_b1", 70)}},
+			Upsert: rows(res("b", "s9", "k9", "run_b1", 70))},
 			state{ns: []Namespace{seedNS[0], {Name: "b", RunCounter: 1}}, res: []Reservation{a1, a2, res("b", "s9", "k9", "run_b1", 70)}}},
 		{"restart stale", Batch{Namespace: "a", SetOwners: &OwnerUpdate{Local: false, Alive: false}},
 			state{ns: seedNS, res: []Reservation{stale(a1), stale(a2), b1, b2}}},
-		{"restart alive after upsert", Batch{Namespace: "b", Upsert: []Reservation{res("b", "s1", "k3", "run_b3", 80)},
+		{"restart alive after upsert", Batch{Namespace: "b", Upsert: rows(res("b", "s1", "k3", "run_b3", 80)),
 			SetOwners: &OwnerUpdate{Local: false, Alive: true}},
 			state{ns: seedNS, res: []Reservation{a1, a2,
 				with(b1, func(r *Reservation) { r.Local = false }), with(b2, func(r *Reservation) { r.Local = false }),
 				with(res("b", "s1", "k3", "run_b3", 80), func(r *Reservation) { r.Local = false })}}},
 		{"scope set", Batch{Namespace: "b", Meta: &Namespace{RunCounter: 2, ScopeProfile: "p2", ScopeIdentity: "i2"}},
 			state{ns: []Namespace{seedNS[0], {Name: "b", RunCounter: 2, ScopeProfile: "p2", ScopeIdentity: "i2"}}, res: []Reservation{a1, a2, b1, b2}}},
-		{"upsert creates the namespace row", Batch{Namespace: "c", Upsert: []Reservation{res("c", "s", "k", "run_c1", 1)}},
+		{"upsert creates the namespace row", Batch{Namespace: "c", Upsert: rows(res("c", "s", "k", "run_c1", 1))},
 			state{ns: append(seedNS[:2:2], Namespace{Name: "c"}), res: []Reservation{a1, a2, b1, b2, res("c", "s", "k", "run_c1", 1)}}},
 		{"same run id in the same namespace (ids are 32-bit hashes, runs-api §12.1)", Batch{Namespace: "a",
-			Upsert: []Reservation{res("a", "s1", "k9", "run_a1", 90)}},
+			Upsert: rows(res("a", "s1", "k9", "run_a1", 90))},
 			state{ns: seedNS, res: []Reservation{a1, res("a", "s1", "k9", "run_a1", 90), a2, b1, b2}}},
 		{"same run id in another namespace", Batch{Namespace: "c", Meta: &Namespace{RunCounter: 1},
-			Upsert: []Reservation{res("c", "s1", "k1", "run_a1", 1)}},
+			Upsert: rows(res("c", "s1", "k1", "run_a1", 1))},
 			state{ns: append(seedNS[:2:2], Namespace{Name: "c", RunCounter: 1}), res: []Reservation{a1, a2, b1, b2, res("c", "s1", "k1", "run_a1", 1)}}},
 	}
 	// "insert": the new reservation sorts between a1 (s1,k1) and a2 (s2,k2).
@@ -154,9 +154,9 @@ func TestApplyAtomic(t *testing.T) {
 	prefix := func(ns string) Batch { // a batch that would change a lot before failing
 		return Batch{Namespace: ns, Clear: true, Meta: &Namespace{RunCounter: 9},
 			Delete: []ReservationKey{{"s1", "k1"}},
-			Upsert: []Reservation{res(ns, "s5", "k5", "run_new", 5)}}
+			Upsert: rows(res(ns, "s5", "k5", "run_new", 5))}
 	}
-	withUpsert := func(b Batch, r Reservation) Batch { b.Upsert = append(b.Upsert, r); return b }
+	withUpsert := func(b Batch, r Reservation) Batch { b.Upsert = append(b.Upsert, &r); return b }
 	tests := []struct {
 		name  string
 		ctx   context.Context
@@ -168,7 +168,7 @@ func TestApplyAtomic(t *testing.T) {
 		{"empty key", nil, withUpsert(prefix("a"), res("a", "s", "", "run_x", 1)), ErrConstraint, sqlite3.SQLITE_CONSTRAINT_CHECK, ""},
 		{"nil record", nil, withUpsert(prefix("a"), with(res("a", "s", "k", "run_x", 1), func(r *Reservation) { r.Record = nil })),
 			ErrConstraint, sqlite3.SQLITE_CONSTRAINT_CHECK, ""},
-		{"half a scope", nil, Batch{Namespace: "b", Upsert: []Reservation{res("b", "s", "k", "run_x", 1)},
+		{"half a scope", nil, Batch{Namespace: "b", Upsert: rows(res("b", "s", "k", "run_x", 1)),
 			Meta: &Namespace{ScopeProfile: "p"}}, ErrConstraint, sqlite3.SQLITE_CONSTRAINT_CHECK, ""},
 		{"negative counter", nil, Batch{Namespace: "b", Clear: true, Meta: &Namespace{RunCounter: -1}},
 			ErrConstraint, sqlite3.SQLITE_CONSTRAINT_CHECK, ""},
@@ -226,7 +226,7 @@ func TestFloatsExact(t *testing.T) {
 			for i, v := range values {
 				r := res("n", "s", fmt.Sprintf("k%02d", i), fmt.Sprintf("run_%02d", i), v)
 				want = append(want, r)
-				if err := db.Apply(ctx, Batch{Namespace: "n", Upsert: []Reservation{r}}); err != nil {
+				if err := db.Apply(ctx, Batch{Namespace: "n", Upsert: rows(r)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -307,7 +307,7 @@ func applyConcurrently(t *testing.T, dbs []*DB, workers, perWorker int) {
 			for i := range perWorker {
 				key := fmt.Sprintf("w%02d-k%03d", w, i)
 				err := db.Apply(ctx, Batch{Namespace: "default",
-					Upsert: []Reservation{res("default", "s", key, "run_"+key, float64(i))}})
+					Upsert: rows(res("default", "s", key, "run_"+key, float64(i)))})
 				if err != nil {
 					errs <- err
 				}
@@ -347,10 +347,19 @@ func BenchmarkApplyUpsert(b *testing.B) {
 	for i := range b.N {
 		key := fmt.Sprintf("k%d", i)
 		err := db.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: int64(i + 1)},
-			Upsert: []Reservation{{Scope: "s", Key: key, Fingerprint: "fp", RunID: "run_" + key, OwnerScope: "s",
-				Keyed: true, Local: true, Alive: true, Record: record, UpdatedAt: 1700000000.125}}})
+			Upsert: rows(Reservation{Scope: "s", Key: key, Fingerprint: "fp", RunID: "run_" + key, OwnerScope: "s",
+				Keyed: true, Local: true, Alive: true, Record: record, UpdatedAt: 1700000000.125})})
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// rows is rs as a batch's Upsert takes them.
+func rows(rs ...Reservation) []*Reservation {
+	out := make([]*Reservation, len(rs))
+	for i := range rs {
+		out[i] = &rs[i]
+	}
+	return out
 }

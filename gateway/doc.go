@@ -51,10 +51,13 @@
 //	view.go      the control plane's read views (Runs, RunView); they read
 //	             main under the lock and create nothing. The listing order
 //	             and its cursor are runs.PageKey.
-//	autopilot.go scenario sets per namespace, each scenario-driven run's
-//	             cursor in main's State, and the queue of due steps. Invariant
-//	             (checkAutopilot): the queue holds exactly one entry per cursor
-//	             that waits for no answer, equal to the cursor's.
+//	autopilot.go the autopilot applied to state: each scenario-driven run's
+//	             cursor in main's State, the due-step queue (scenarios.Queue)
+//	             following them on commit, each due step applied as its
+//	             control under the lock; the sets, matching and queue are
+//	             package scenarios. Invariant (checkAutopilot): the queue
+//	             holds exactly one entry per cursor that waits for no answer,
+//	             equal to the cursor's.
 //
 // The invariant checks (State.check, timeline.check, checkAutopilot) live in
 // check_test.go: they walk everything, and the model tests (state_test.go,

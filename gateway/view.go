@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
@@ -32,7 +33,7 @@ type RunView struct {
 	Steers                          []string // queued steer texts
 	EventsBuffered, EventsDelivered int
 	Subscriber                      bool
-	Scenario                        *ScenarioPosition // the scenario driving the run; nil when none
+	Scenario                        *scenarios.Position // the scenario driving the run; nil when none
 }
 
 // DefaultRunsLimit is the page size of Runs when limit ≤ 0.
@@ -138,7 +139,7 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 	tr := g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id})
 	v.EventsBuffered, v.EventsDelivered, v.Subscriber = tr.Buffered, tr.Delivered, tr.Subscribed
 	if cur, ok := st.cursors.Get(id); ok {
-		p := position(cur)
+		p := cur.Position()
 		v.Scenario = &p
 	}
 	return v, nil

@@ -3,7 +3,6 @@ package admin
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/hermes-emulator/hermes-emulator/gateway"
 	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
@@ -51,7 +50,7 @@ func (a *Admin) HermesScenariosDelete(ec echo.Context, _ genadmin.HermesScenario
 // scenarioJSON renders a run view's scenario (admin.yaml RunView.scenario):
 // {"name","step","due"} with due null while the scenario waits for an
 // approval answer; null when no scenario drives the run.
-func scenarioJSON(p *gateway.ScenarioPosition) string {
+func scenarioJSON(p *scenarios.Position) string {
 	if p == nil {
 		return "null"
 	}

@@ -2,51 +2,39 @@ package gateway
 
 import (
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
-// The autopilot (docs/scenarios.md): scenario sets per namespace, each
-// scenario-driven run's cursor in its main branch's State, and the queue of
-// due steps kept in step with those cursors. Every step is applied as the
-// control it names (controls.go), under the gateway lock, with a checkpoint on
-// main.
+// The autopilot (docs/scenarios.md) applied to state: scenario sets per
+// namespace (scenarios.Sets), each scenario-driven run's cursor in its main
+// branch's State, and the queue of due steps kept in step with those cursors.
+// Every step is applied as the control it names (controls.go), under the
+// gateway lock, with a checkpoint on main.
 
 // autopilot is the gateway's scenario machinery; its fields are under g.mu.
 type autopilot struct {
-	def      *scenarios.Set            // Options.Scenarios: every namespace's default set
-	sets     map[string]*scenarios.Set // a namespace's own set; a nil value: deleted, none until the next PUT
-	due      scenarios.Queue           // the next due step of every run of every main branch
-	runner   *scenarios.Runner         // the timer of the running clock
-	admitted uint64                    // scenario-driven admissions so far (the tie order)
+	sets     scenarios.Sets    // every namespace's set; Default is Options.Scenarios
+	due      scenarios.Queue   // the next due step of every run of every main branch
+	runner   *scenarios.Runner // the timer of the running clock
+	admitted uint64            // scenario-driven admissions so far (the tie order)
 }
 
 func (g *Gateway) startAutopilot() {
-	g.auto.def = g.opts.Scenarios
-	g.auto.sets = map[string]*scenarios.Set{}
+	g.auto.sets.Default = g.opts.Scenarios
 	g.auto.runner = scenarios.NewRunner(ticker{g})
 	g.auto.due.Notify = g.auto.runner.Kick
 }
 
 // SetScenarios replaces ns's scenario set (PUT /__admin/hermes/scenarios). Runs
-// already admitted keep the scenario they matched.
+// already admitted keep the scenario they matched. At most
+// Options.MaxNamespaces namespaces hold a set of their own (or its deletion).
 func (g *Gateway) SetScenarios(ns string, s *scenarios.Set) *runs.Error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.setScenarios(ns, s)
-}
-
-// setScenarios stores ns's own set (nil: none). At most Options.MaxNamespaces
-// namespaces hold a set of their own (or its deletion): 429 beyond.
-func (g *Gateway) setScenarios(ns string, s *scenarios.Set) *runs.Error {
-	if _, ok := g.auto.sets[ns]; !ok && len(g.auto.sets) >= g.opts.MaxNamespaces {
-		return runs.Admin(429, "too many namespaces with scenarios (max "+strconv.Itoa(g.opts.MaxNamespaces)+")")
-	}
-	g.auto.sets[ns] = s
-	return nil
+	return g.auto.sets.Put(ns, s, g.opts.MaxNamespaces)
 }
 
 // Scenarios returns ns's scenario set: its own, else the default; nil when
@@ -54,7 +42,7 @@ func (g *Gateway) setScenarios(ns string, s *scenarios.Set) *runs.Error {
 func (g *Gateway) Scenarios(ns string) *scenarios.Set {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.scenarioSet(ns)
+	return g.auto.sets.Of(ns)
 }
 
 // DeleteScenarios leaves ns without scenarios, not even the default, until
@@ -62,34 +50,7 @@ func (g *Gateway) Scenarios(ns string) *scenarios.Set {
 func (g *Gateway) DeleteScenarios(ns string) *runs.Error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.setScenarios(ns, nil)
-}
-
-func (g *Gateway) scenarioSet(ns string) *scenarios.Set {
-	if s, ok := g.auto.sets[ns]; ok {
-		return s
-	}
-	return g.auto.def
-}
-
-// ScenarioPosition is a run's place in its scenario, as RunView shows it
-// (docs/scenarios.md §6): the scenario, the next step ("steps[2]",
-// "if_denied[0]", "on_stop[0]") and when it falls due (epoch ms; waiting for
-// an approval answer: Waiting, Due 0).
-type ScenarioPosition struct {
-	Name    string
-	Step    string
-	Due     float64
-	Waiting bool
-}
-
-// position is c as the run view shows it.
-func position(c scenarios.Cursor) ScenarioPosition {
-	p := ScenarioPosition{Name: c.Scenario.Name, Step: c.Path(), Waiting: c.Waiting}
-	if !c.Waiting {
-		p.Due = c.Due
-	}
-	return p
+	return g.auto.sets.Put(ns, nil, g.opts.MaxNamespaces)
 }
 
 // scenarioAdmit starts a new run's cursor when a scenario of its namespace
@@ -98,14 +59,7 @@ func (x *tx) scenarioAdmit(id string, sub *runs.Submission) {
 	if x.view || x.branch != "main" {
 		return
 	}
-	set := x.g.scenarioSet(x.name)
-	if set.Len() == 0 {
-		return
-	}
-	rec := runs.NewRecord(id, 0, sub) // the record's model and session_id, as admission writes them
-	model, _ := rec.Get("model")
-	session, _ := rec.Get("session_id")
-	sc := set.Select(scenarios.MessageText(sub.Message), model, session)
+	sc := x.g.auto.sets.Of(x.name).ForRun(id, sub)
 	if sc == nil {
 		return
 	}
@@ -156,7 +110,8 @@ func (g *Gateway) syncCursors(x *tx) {
 		return
 	}
 	for _, id := range x.cursorIDs {
-		g.queueCursor(x.name, id, x.st)
+		c, ok := x.st.cursors.Get(id)
+		g.auto.due.Follow(scenarios.Key{NS: x.name, Run: id}, c, ok)
 	}
 }
 
@@ -166,22 +121,8 @@ func (g *Gateway) resyncCursors(ns string, st State) {
 	g.auto.due.RemoveNS(ns)
 	it := st.cursors.Iterator()
 	for !it.Done() {
-		id, _, _ := it.Next()
-		g.queueCursor(ns, id, st)
-	}
-}
-
-func (g *Gateway) queueCursor(ns, id string, st State) {
-	k := scenarios.Key{NS: ns, Run: id}
-	c, ok := st.cursors.Get(id)
-	if !ok {
-		g.auto.due.Remove(k)
-		return
-	}
-	if e, due := c.Entry(k); due {
-		g.auto.due.Set(e)
-	} else {
-		g.auto.due.Remove(k)
+		id, c, _ := it.Next()
+		g.auto.due.Follow(scenarios.Key{NS: ns, Run: id}, c, true)
 	}
 }
 
@@ -264,9 +205,7 @@ func (t ticker) Tick() (wait time.Duration, ok bool) {
 			return nil
 		}
 		g.auto.due.Drain(g.nowMs(), g.fireStep)
-		if e, has := g.auto.due.Earliest(); has {
-			wait, ok = time.Duration((e.Due-g.nowMs())*float64(time.Millisecond)), true
-		}
+		wait, ok = g.auto.due.Until(g.nowMs())
 		return nil
 	})
 	return wait, ok

@@ -31,7 +31,7 @@ func TestAutopilotModel(t *testing.T) {
 	fired := 0
 	answered := map[string]int{}
 	g.mu.Lock()
-	g.auto.def = set
+	g.auto.sets.Default = set
 	g.opts.OnScenarioStep = func(string) { fired++ }
 	g.mu.Unlock()
 	clock := func(body string) {

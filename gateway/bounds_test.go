@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
+	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
 func newBoundGateway(t *testing.T, opts Options) *Gateway {
@@ -139,7 +140,7 @@ func TestSSEBufferBound(t *testing.T) {
 	default:
 		t.Fatal("Aborted not closed after the bound")
 	}
-	if _, next := sub.Next(ctx, time.Second); next != Aborted {
+	if _, next := sub.Next(ctx, time.Second); next != transport.Aborted {
 		t.Fatalf("after the bound: %v, want Aborted", next)
 	}
 	if got := log.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "run_id="+a.RunID) {

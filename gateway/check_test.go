@@ -121,29 +121,10 @@ func (t *timeline) check() error {
 	return nil
 }
 
-// checkTransports verifies every transport's invariants: its buffered bytes
-// are its frames' and stay within the bound; no branch keeps an empty map.
-func (g *Gateway) checkTransports() error {
-	for bk, m := range g.transports {
-		if len(m) == 0 {
-			return fmt.Errorf("branch %v keeps an empty transport map", bk)
-		}
-		for run, sl := range m {
-			t := sl.t
-			if t == nil {
-				continue // never used: nothing buffered
-			}
-			n := 0
-			for _, f := range t.frames {
-				n += len(f)
-			}
-			if n != t.bytes || n > g.opts.SSEBufferBytes || t.subs < 0 {
-				return fmt.Errorf("transport %s: %d bytes buffered, counted %d (bound %d), %d subscribers", run, t.bytes, n, g.opts.SSEBufferBytes, t.subs)
-			}
-		}
-	}
-	return nil
-}
+// checkTransports verifies every transport's invariants (transport.Set.Check):
+// its buffered bytes are its frames' and stay within the bound; no branch
+// keeps an empty map.
+func (g *Gateway) checkTransports() error { return g.transports.Check() }
 
 // checkAutopilot verifies that the queue holds exactly one entry per cursor
 // that waits for no answer, on every namespace's main branch, equal to the

@@ -3,6 +3,7 @@ package gateway
 import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
+	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
 // The Hermes controls (controls.md §11). They act on the namespace's main
@@ -104,7 +105,7 @@ func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Er
 	if !c.Owner.Local {
 		return out, runs.RunNotActive(id)
 	}
-	hasTransport := x.g.hasTransport(tkey{x.name, x.branch, id})
+	hasTransport := x.g.transports.Has(transport.Key{NS: x.name, Branch: x.branch, Run: id})
 	for _, e := range evs {
 		now := x.now()
 		x.emit(id, e.Build(id, now))
@@ -203,7 +204,7 @@ func (x *tx) restart(alive bool) Restarted {
 	if x.durable {
 		x.batch.SetOwners = &storage.OwnerUpdate{Local: false, Alive: alive}
 	}
-	x.g.destroyTransports(x.name, x.branch, true)
+	x.g.transports.Destroy(x.name, x.branch)
 	return out
 }
 
@@ -247,7 +248,7 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 		// its name: state, branches, timeline and transports are released.
 		g.q.Enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
 		for b := range space.branches {
-			g.destroyTransports(name, b, true)
+			g.transports.Destroy(name, b)
 		}
 		g.spaces[name] = newNamespace(name)
 		g.auto.due.RemoveNS(name)

@@ -1,6 +1,6 @@
 // Package gateway is the stateful core of the emulator: every namespace's runs,
 // reservations, scope, counters, queues and timeline, the global controlled clock
-// and fault RNG, and the SSE transports.
+// and fault RNG; it drives the SSE transports (package transport).
 //
 // Each namespace branch's state is a State value built from persistent maps
 // (github.com/benbjohnson/immutable), so copying it is a snapshot: a checkpoint
@@ -34,10 +34,10 @@
 //	             pins are counted on the checkpoint, the unprotected ones wait in
 //	             a min-heap by age.
 //	snapshot.go  snapshots: aliases pinning a main checkpoint of one timeline.
-//	transport.go SSE transports: a plain map per branch of slots (creation
-//	             time; the transport is made on first use). A transport's buffered
-//	             bytes never pass Options.SSEBufferBytes (H5): past it the
-//	             stream closes with a WARN and later frames are undelivered.
+//	(transports) package transport (its doc.go lists the invariants:
+//	             the H5 buffer bound, expiry). Gateway.Subscribe (RunEvents
+//	             steps 2–4) and Shutdown are in gateway.go; tx.publish feeds
+//	             the transports under the lock, in commit order.
 //	flush.go     lock/unlockDurable: a change that writes durable batches
 //	             (through storage.Writer, in commit order) waits for them
 //	             with --db, outside the lock.
@@ -51,10 +51,13 @@
 //	view.go      the control plane's read views (Runs, RunView); they read
 //	             main under the lock and create nothing. The listing order
 //	             and its cursor are runs.PageKey.
-//	autopilot.go scenario sets per namespace, each scenario-driven run's
-//	             cursor in main's State, and the queue of due steps. Invariant
-//	             (checkAutopilot): the queue holds exactly one entry per cursor
-//	             that waits for no answer, equal to the cursor's.
+//	autopilot.go the autopilot applied to state: each scenario-driven run's
+//	             cursor in main's State, the due-step queue (scenarios.Queue)
+//	             following them on commit, each due step applied as its
+//	             control under the lock; the sets, matching and queue are
+//	             package scenarios. Invariant (checkAutopilot): the queue
+//	             holds exactly one entry per cursor that waits for no answer,
+//	             equal to the cursor's.
 //
 // The invariant checks (State.check, timeline.check, checkAutopilot) live in
 // check_test.go: they walk everything, and the model tests (state_test.go,

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
+	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
 // Options configure a Gateway. The zero value is valid.
@@ -59,10 +61,8 @@ type Gateway struct {
 	spaces   map[string]*namespace // created namespaces (hardening H3)
 	started  float64               // wall ms at start
 
-	transports transportSet
+	transports *transport.Set  // SSE transports; its own lock, taken after g.mu
 	q          *storage.Writer // durable batches, written in order
-	down       chan struct{}   // closed by Shutdown: every stream ends
-	downOnce   sync.Once
 	snaps      map[string]snapshot
 	snapSeq    int
 	changes    *changeQueue // nil without Options.OnChange
@@ -131,8 +131,7 @@ func New(db storage.Store, opts Options) (*Gateway, error) {
 		defScope:   runs.ScopeHash(runs.DefaultProfile, identity),
 		spaces:     map[string]*namespace{},
 		started:    opts.Wall(),
-		transports: transportSet{},
-		down:       make(chan struct{}),
+		transports: transport.New(transport.Options{BufferBytes: opts.SSEBufferBytes, Wait: opts.SubscribeWait, Logger: opts.Logger}),
 	}
 	if err := g.load(); err != nil {
 		return nil, err
@@ -279,13 +278,37 @@ func (g *Gateway) roomFor(ns *namespace) *runs.Error {
 	return nil
 }
 
+// Subscribe performs RunEvents steps 2–4 (runs-api §6.4.2): sweep tick,
+// visibility without hydration, then the transport — waiting up to the
+// subscribe wait before answering 404 when there is none. With probe (HEAD)
+// it checks only and returns a nil Subscription.
+func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool) (*transport.Subscription, *runs.Error) {
+	visible := false
+	if _, err := g.update(t, func(x *tx) *runs.Error {
+		x.sweepTick()
+		visible = x.visible(id, x.scope())
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if !visible {
+		return nil, runs.RunNotFound(id)
+	}
+	if t.view != nil { // a history view has no transports (controls §8.6)
+		g.transports.Wait(ctx)
+		return nil, runs.RunNotFound(id)
+	}
+	sub, ok := g.transports.Subscribe(ctx, transport.Key{NS: t.NS, Branch: t.Branch, Run: id}, probe)
+	if !ok {
+		return nil, runs.RunNotFound(id)
+	}
+	return sub, nil
+}
+
+// destroyTransports destroys the transports of ns's branch under their
+// subscribers (checkout); abort is always true.
+func (g *Gateway) destroyTransports(ns, branch string, _ bool) { g.transports.Destroy(ns, branch) }
+
 // Shutdown ends every open stream at once (graceful shutdown, issue 6): the
 // transports are destroyed as by a restart, so subscribers return.
-func (g *Gateway) Shutdown() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.downOnce.Do(func() { close(g.down) })
-	for bk := range g.transports {
-		g.destroyTransports(bk.ns, bk.branch, true)
-	}
-}
+func (g *Gateway) Shutdown() { g.transports.Shutdown() }

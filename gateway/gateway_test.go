@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
+	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
 // openStore opens a file store at path, or a memory one for "".
@@ -68,14 +69,14 @@ func TestLockedRecoversPanic(t *testing.T) {
 
 // admitAt admits a keyless run on ns's main branch at wall time sec (the
 // creation time of its transport) and returns its transport key.
-func admitAt(t *testing.T, g *Gateway, wall *float64, ns string, sec float64) tkey {
+func admitAt(t *testing.T, g *Gateway, wall *float64, ns string, sec float64) transport.Key {
 	t.Helper()
 	*wall = sec * 1000
 	a, err := g.Admit(Main(ns), "", "", &runs.Submission{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tkey{ns, "main", a.RunID}
+	return transport.Key{NS: ns, Branch: "main", Run: a.RunID}
 }
 
 func newClockGateway(t *testing.T) (*Gateway, *float64) {
@@ -90,49 +91,44 @@ func newClockGateway(t *testing.T) (*Gateway, *float64) {
 	return g, wall
 }
 
-// Transports expire at a sweep more than 300 s after creation, unsubscribed
-// only, whatever the order of their creation times (runs-api §11.2); one
-// destroyed stays gone.
+// An admission opens its run's transport, created at the admission time:
+// transports expire at a sweep more than 300 s after it, unsubscribed only,
+// whatever the order of their creation times (runs-api §11.2). The Set's own
+// rules are tested in package transport.
 func TestExpireTransports(t *testing.T) {
 	g, wall := newClockGateway(t)
-	keys := map[string]tkey{}
+	keys := map[string]transport.Key{}
 	for _, c := range []struct {
 		run     string
 		created float64
 	}{{"a", 100}, {"b", 200}, {"c", 50}, {"d", 400}, {"e", 450}} {
 		keys[c.run] = admitAt(t, g, wall, "ns", c.created)
 	}
-	if n := len(g.transports[bkey{"ns", "main"}]); n != 5 {
-		t.Fatalf("after opening: %d transports", n)
+	sub, ok := g.transports.Subscribe(context.Background(), keys["b"], false)
+	if !ok {
+		t.Fatal("b has no transport")
 	}
-	g.transport(keys["b"]).subs = 1
-	g.deliver(keys["e"], []byte("data: x\n\n"))
-	if tr := g.transport(keys["e"]); tr == nil || len(tr.frames) != 1 || tr.created != 450 || tr.bytes != 9 {
-		t.Fatalf("e after a frame = %+v", tr)
+	defer sub.Close()
+	g.transports.Deliver(keys["e"], []byte("data: x\n\n"))
+	if st := g.transports.Stat(keys["e"]); st.Buffered != 1 {
+		t.Fatalf("e after a frame = %+v", st)
 	}
-	g.expireTransports("ns", "main", 500) // 500-100 > 300 and 500-50 > 300; b is subscribed
+	g.transports.Expire("ns", "main", 500) // 500-100 > 300 and 500-50 > 300; b is subscribed
 	for run, want := range map[string]bool{"a": false, "b": true, "c": false, "d": true, "e": true} {
-		if got := g.transport(keys[run]) != nil; got != want {
+		if got := g.transports.Has(keys[run]); got != want {
 			t.Errorf("transport %s exists = %v, want %v", run, got, want)
 		}
 	}
-	g.expireTransports("ns", "main", 700) // exactly 300 after d: kept; b still subscribed
-	if g.transport(keys["d"]) == nil || g.transport(keys["b"]) == nil {
-		t.Error("d expired at exactly 300 s, or b under its subscriber")
+	g.transports.Expire("ns", "main", 750) // exactly 300 after e: kept; b still subscribed
+	if g.transports.Has(keys["d"]) || !g.transports.Has(keys["e"]) || !g.transports.Has(keys["b"]) {
+		t.Error("d kept at 350 s, e expired at exactly 300 s, or b expired under its subscriber")
 	}
-	g.removeTransport(keys["d"], g.transport(keys["d"])) // a subscriber left: destroyed
-	if g.transport(keys["d"]) != nil {
-		t.Error("d exists after its removal")
-	}
-	if g.transport(tkey{"ns", "main", runs.RunID(runs.StorageNS("ns"), 6)}) != nil || g.transport(tkey{"ns", "main", "run_x"}) != nil {
+	if g.transports.Has(transport.Key{NS: "ns", Branch: "main", Run: runs.RunID(runs.StorageNS("ns"), 6)}) ||
+		g.transports.Has(transport.Key{NS: "ns", Branch: "main", Run: "run_x"}) {
 		t.Error("a transport for a run never admitted")
 	}
 	if err := g.checkTransports(); err != nil {
 		t.Fatal(err)
-	}
-	g.expireTransports("ns", "main", 1000)
-	if m := g.transports[bkey{"ns", "main"}]; len(m) != 1 || m[keys["b"].run].t == nil {
-		t.Errorf("after all expired: %v", m)
 	}
 }
 
@@ -155,13 +151,13 @@ func TestLargeCounter(t *testing.T) {
 	if _, err := g.Get(Main("default"), a.RunID); err != nil {
 		t.Fatalf("Get(run 2^32+1) = %v", err)
 	}
-	k := tkey{"default", "main", a.RunID}
-	g.expireTransports("default", "main", 1700000000+300)
-	if g.transport(k) == nil {
+	k := transport.Key{NS: "default", Branch: "main", Run: a.RunID}
+	g.transports.Expire("default", "main", 1700000000+300)
+	if !g.transports.Has(k) {
 		t.Fatal("expired at exactly 300 s")
 	}
-	g.expireTransports("default", "main", 1700000000+300.5)
-	if g.transport(k) != nil {
+	g.transports.Expire("default", "main", 1700000000+300.5)
+	if g.transports.Has(k) {
 		t.Fatal("still there after 300.5 s")
 	}
 }

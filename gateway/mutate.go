@@ -181,7 +181,7 @@ func (x *tx) sweepTick() {
 // number of cached runs removed.
 func (x *tx) sweep(at float64) int {
 	if !x.view {
-		x.g.expireTransports(x.name, x.branch, at)
+		x.g.transports.Expire(x.name, x.branch, at)
 	}
 	var doomed []string
 	it := x.st.sweepable.Iterator()

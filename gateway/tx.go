@@ -5,6 +5,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
+	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
 // Target addresses the state one request works on: a namespace, a branch, and
@@ -197,13 +198,13 @@ func (g *Gateway) commit(x *tx) {
 // ends the streams of runs that became terminal and queues its changes.
 func (g *Gateway) publish(x *tx) {
 	for _, o := range x.opened {
-		g.openTransport(x.name, x.branch, o)
+		g.transports.Open(transport.Key{NS: x.name, Branch: x.branch, Run: o.run}, o.created)
 	}
 	for _, e := range x.emits {
-		g.deliver(tkey{x.name, x.branch, e.runID}, e.frame)
+		g.transports.Deliver(transport.Key{NS: x.name, Branch: x.branch, Run: e.runID}, e.frame)
 	}
 	for _, id := range x.ends {
-		g.endStream(tkey{x.name, x.branch, id})
+		g.transports.End(transport.Key{NS: x.name, Branch: x.branch, Run: id})
 	}
 	for _, c := range x.changes {
 		g.changed(c)

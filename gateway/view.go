@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
+	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
 // The control plane's read views of a namespace's main branch. They read
@@ -31,7 +33,7 @@ type RunView struct {
 	Steers                          []string // queued steer texts
 	EventsBuffered, EventsDelivered int
 	Subscriber                      bool
-	Scenario                        *ScenarioPosition // the scenario driving the run; nil when none
+	Scenario                        *scenarios.Position // the scenario driving the run; nil when none
 }
 
 // DefaultRunsLimit is the page size of Runs when limit ≤ 0.
@@ -101,18 +103,7 @@ func (g *Gateway) summary(ns string, st *State, id string, c *Cached) RunSummary
 	steers, _ := st.steers.Get(id)
 	s := RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
 		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: len(approvals), QueuedSteers: len(steers),
-		Transport: "none"}
-	switch sl, ok := g.transports[bkey{ns, "main"}][id]; {
-	case !ok:
-	case sl.t == nil: // never used: nothing buffered yet
-		s.Transport = "buffering"
-	case sl.t.ended:
-		s.Transport = "closed"
-	case sl.t.subs > 0:
-		s.Transport = "subscribed"
-	default:
-		s.Transport = "buffering"
-	}
+		Transport: g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id}).State}
 	return s
 }
 
@@ -145,12 +136,10 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 	}
 	steers, _ := st.steers.Get(id)
 	v.Steers = slices.Clone(steers)
-	if sl := g.transports[bkey{ns, "main"}][id]; sl.t != nil {
-		t := sl.t
-		v.EventsBuffered, v.EventsDelivered, v.Subscriber = len(t.frames), t.delivered, t.subs > 0
-	}
+	tr := g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id})
+	v.EventsBuffered, v.EventsDelivered, v.Subscriber = tr.Buffered, tr.Delivered, tr.Subscribed
 	if cur, ok := st.cursors.Get(id); ok {
-		p := position(cur)
+		p := cur.Position()
 		v.Scenario = &p
 	}
 	return v, nil

@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/hermes-emulator/hermes-emulator/gateway"
 	"github.com/hermes-emulator/hermes-emulator/gen"
+	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
 // RunEvents is GET /v1/runs/{run_id}/events (runs-api §6.4): a single-consumer
@@ -61,10 +61,10 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 	for {
 		frame, next := sub.Next(ctx, idle)
 		switch next {
-		case gateway.Frame:
-		case gateway.Keepalive:
+		case transport.Frame:
+		case transport.Keepalive:
 			frame = []byte(": keepalive\n\n")
-		case gateway.Closed:
+		case transport.Closed:
 			_, _ = w.Write([]byte(": stream closed\n\n"))
 			w.Flush()
 			return nil

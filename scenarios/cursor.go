@@ -120,3 +120,23 @@ func (c Cursor) Stopped(at float64) (Cursor, bool) {
 	}
 	return c.enter(InOnStop, at)
 }
+
+// Position is a run's place in its scenario as the run view shows it
+// (docs/scenarios.md §6): the scenario, the next step ("steps[2]",
+// "if_denied[0]", "on_stop[0]") and when it falls due (emulator ms; waiting
+// for an approval answer: Waiting, Due 0).
+type Position struct {
+	Name    string
+	Step    string
+	Due     float64
+	Waiting bool
+}
+
+// Position is c as the run view shows it.
+func (c Cursor) Position() Position {
+	p := Position{Name: c.Scenario.Name, Step: c.Path(), Waiting: c.Waiting}
+	if !c.Waiting {
+		p.Due = c.Due
+	}
+	return p
+}

@@ -101,3 +101,21 @@ func TestCursorEdges(t *testing.T) {
 		t.Fatalf("entry %+v", e)
 	}
 }
+
+// Position names the next step and when it falls due; a cursor waiting for
+// an approval answer has no due time.
+func TestPosition(t *testing.T) {
+	sc := testScenario(t)
+	for _, c := range []struct {
+		cur  Cursor
+		want Position
+	}{
+		{Start(sc, 1, 1000), Position{Name: "s", Step: "steps[0]", Due: 1100}},
+		{Cursor{Scenario: sc, Phase: InSteps, Next: 2, Due: 1100, Waiting: true}, Position{Name: "s", Step: "steps[2]", Waiting: true}},
+		{Cursor{Scenario: sc, Phase: InOnStop, Next: 0, Due: 7}, Position{Name: "s", Step: "on_stop[0]", Due: 7}},
+	} {
+		if got := c.cur.Position(); got != c.want {
+			t.Errorf("%+v: %+v, want %+v", c.cur, got, c.want)
+		}
+	}
+}

@@ -11,11 +11,14 @@
 //     "scenarios[0].steps[2].observe: result fields require completed status".
 //     Step bodies are checked by the controls' own rules in package runs, so the
 //     messages are the controls' own.
-//   - match.go: which scenario drives a new run (first match in file order).
+//   - match.go: which scenario drives a new run (first match in file order), and
+//     Sets: every namespace's set — its own, else the default — at most a bound
+//     of namespaces holding their own.
 //   - cursor.go: a run's position in its scenario (a plain value) and the pure
 //     transitions: a step fired, an approval answered, a stop, a failure.
 //   - queue.go: the due steps of every run, earliest first (ties: admission order,
-//     then step order), and Drain, which fires them in that order up to a time.
+//     then step order); Follow keeps a run's entry equal to its cursor's, and
+//     Drain fires them in that order up to a time.
 //   - timer.go: one timer for the earliest due step while the clock runs; nothing
 //     runs while there is nothing to do.
 //

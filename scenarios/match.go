@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -19,6 +20,49 @@ func (s *Set) Select(text string, model, session runs.Value) *Scenario {
 			return sc
 		}
 	}
+	return nil
+}
+
+// ForRun returns the scenario that drives new run id submitted as sub
+// (docs/scenarios.md §1.2): Select on the message text of sub and the model
+// and session_id its record is admitted with (the session defaults to the
+// run id); nil when none matches.
+func (s *Set) ForRun(id string, sub *runs.Submission) *Scenario {
+	if s.Len() == 0 {
+		return nil
+	}
+	rec := runs.NewRecord(id, 0, sub)
+	model, _ := rec.Get("model")
+	session, _ := rec.Get("session_id")
+	return s.Select(MessageText(sub.Message), model, session)
+}
+
+// Sets is every namespace's scenario set: its own, else Default. It is not
+// safe for concurrent use: its owner (the gateway) serialises calls.
+type Sets struct {
+	Default *Set            // every namespace's set unless it has its own (serve --scenarios); nil = none
+	own     map[string]*Set // a namespace's own set; a nil value: deleted, none until the next Put
+}
+
+// Of returns ns's set: its own, else the default; nil when it has none.
+func (s *Sets) Of(ns string) *Set {
+	if set, ok := s.own[ns]; ok {
+		return set
+	}
+	return s.Default
+}
+
+// Put stores ns's own set; nil leaves ns without scenarios, not even the
+// default, until the next Put. At most max namespaces hold a set of their own
+// (or its deletion): 429 beyond, and nothing changes.
+func (s *Sets) Put(ns string, set *Set, max int) *runs.Error {
+	if _, ok := s.own[ns]; !ok && len(s.own) >= max {
+		return runs.Admin(429, "too many namespaces with scenarios (max "+strconv.Itoa(max)+")")
+	}
+	if s.own == nil {
+		s.own = map[string]*Set{}
+	}
+	s.own[ns] = set
 	return nil
 }
 

@@ -1,6 +1,9 @@
 package scenarios
 
-import "container/heap"
+import (
+	"container/heap"
+	"time"
+)
 
 // Key names a scenario-driven run: its namespace and run id (runs move only
 // on their namespace's main branch).
@@ -99,6 +102,27 @@ func (q *Queue) Pop(limit float64) (Entry, bool) {
 	}
 	heap.Pop(&q.h)
 	return e, true
+}
+
+// Follow makes run k's entry follow its cursor c (ok false: the run has
+// none): c's entry while a step is due, no entry while the cursor waits for
+// an answer or is gone.
+func (q *Queue) Follow(k Key, c Cursor, ok bool) {
+	if e, due := c.Entry(k); ok && due {
+		q.Set(e)
+		return
+	}
+	q.Remove(k)
+}
+
+// Until is how long after now (emulator ms) the earliest entry falls due,
+// as a Host's Tick answers; ok is false when nothing is queued.
+func (q *Queue) Until(now float64) (wait time.Duration, ok bool) {
+	e, ok := q.Earliest()
+	if !ok {
+		return 0, false
+	}
+	return time.Duration((e.Due - now) * float64(time.Millisecond)), true
 }
 
 // Drain fires, in order, every entry due at or before limit, including those

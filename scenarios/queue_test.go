@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestQueueOrder(t *testing.T) {
@@ -95,6 +96,38 @@ func TestQueueModel(t *testing.T) {
 		}
 		if !q.check() || q.Len() != len(model) {
 			t.Fatalf("step %d: check %v len %d model %d", i, q.check(), q.Len(), len(model))
+		}
+	}
+}
+
+// Follow keeps a run's entry equal to its cursor's while a step is due and
+// removes it while the cursor waits or is gone; Until is the wait for the
+// earliest entry.
+func TestFollowUntil(t *testing.T) {
+	sc := testScenario(t)
+	var q Queue
+	k := Key{"ns", "r"}
+	if _, ok := q.Until(0); ok {
+		t.Fatal("Until of an empty queue")
+	}
+	for _, c := range []struct {
+		name string
+		cur  Cursor
+		ok   bool
+		want bool // an entry is queued
+	}{
+		{"due", Start(sc, 1, 1000), true, true},
+		{"waiting for an answer", Cursor{Scenario: sc, Next: 2, Due: 1100, Waiting: true}, true, false},
+		{"due again", Cursor{Scenario: sc, Next: 2, Due: 1500}, true, true},
+		{"gone", Cursor{Scenario: sc, Due: 1500}, false, false},
+	} {
+		q.Follow(k, c.cur, c.ok)
+		e, queued := q.Earliest()
+		if queued != c.want || (queued && e != (Entry{Key: k, Due: c.cur.Due, Order: c.cur.Order, Seq: c.cur.Seq})) || !q.check() {
+			t.Fatalf("%s: queued %v %+v", c.name, queued, e)
+		}
+		if wait, ok := q.Until(1000); ok != c.want || (ok && wait != time.Duration(c.cur.Due-1000)*time.Millisecond) {
+			t.Fatalf("%s: Until = %v %v", c.name, wait, ok)
 		}
 	}
 }

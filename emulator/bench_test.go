@@ -128,3 +128,23 @@ func BenchmarkPoll(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkNewClose is emulator.New then Close, in-process: what a test pays
+// for a private emulator (issue 17: ≤ 2 ms). With a listener, as by default,
+// and without one (Handler only).
+func BenchmarkNewClose(b *testing.B) {
+	for _, noListener := range []bool{false, true} {
+		b.Run(map[bool]string{false: "listener", true: "handler"}[noListener], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				srv, err := emulator.New(emulator.Options{NoListener: noListener})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := srv.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
+	"github.com/hermes-emulator/hermes-emulator/state"
 )
 
 // The autopilot (docs/scenarios.md) applied to state: scenario sets per
@@ -82,7 +83,7 @@ func (x *tx) moveCursor(id string, move func(scenarios.Cursor, float64) (scenari
 	if x.view || x.branch != "main" {
 		return
 	}
-	if c, ok := x.st.cursors.Get(id); ok {
+	if c, ok := x.st.Cursor(id); ok {
 		next, live := move(c, x.g.nowMs())
 		x.setCursor(id, next, live)
 	}
@@ -90,11 +91,7 @@ func (x *tx) moveCursor(id string, move func(scenarios.Cursor, float64) (scenari
 
 // setCursor stores (live) or drops run id's cursor; the queue follows on commit.
 func (x *tx) setCursor(id string, c scenarios.Cursor, live bool) {
-	if live {
-		x.st.cursors = x.st.cursors.Set(id, c)
-	} else {
-		x.st.cursors = x.st.cursors.Delete(id)
-	}
+	x.st.SetCursor(id, c, live)
 	x.dirty = true
 	x.cursorIDs = append(x.cursorIDs, id)
 }
@@ -110,20 +107,18 @@ func (g *Gateway) syncCursors(x *tx) {
 		return
 	}
 	for _, id := range x.cursorIDs {
-		c, ok := x.st.cursors.Get(id)
+		c, ok := x.st.Cursor(id)
 		g.auto.due.Follow(scenarios.Key{NS: x.name, Run: id}, c, ok)
 	}
 }
 
 // resyncCursors rebuilds ns's queue entries from st, its new main state
 // (checkout, restart, reset).
-func (g *Gateway) resyncCursors(ns string, st State) {
+func (g *Gateway) resyncCursors(ns string, st state.State) {
 	g.auto.due.RemoveNS(ns)
-	it := st.cursors.Iterator()
-	for !it.Done() {
-		id, c, _ := it.Next()
+	st.EachCursor(func(id string, c scenarios.Cursor) {
 		g.auto.due.Follow(scenarios.Key{NS: ns, Run: id}, c, true)
-	}
+	})
 }
 
 // fireStep applies the step e names as the control it is (docs/scenarios.md §1.1)
@@ -131,7 +126,7 @@ func (g *Gateway) resyncCursors(ns string, st State) {
 // fails ends the run's scenario with one WARN line. Callers hold g.mu.
 func (g *Gateway) fireStep(e scenarios.Entry) {
 	x := g.begin(Main(e.NS))
-	c, ok := x.st.cursors.Get(e.Run)
+	c, ok := x.st.Cursor(e.Run)
 	if !ok || c.Waiting || c.Due != e.Due {
 		return // the cursor moved since (the queue follows every move; never expected)
 	}
@@ -155,7 +150,7 @@ func (g *Gateway) fireStep(e scenarios.Entry) {
 // steer texts are delivered just before it.
 func (x *tx) applyStep(id string, c scenarios.Cursor) *runs.Error {
 	st := c.Step()
-	if q, _ := x.st.steers.Get(id); c.Scenario.DeliverSteers && st.Action != scenarios.DeliverSteers && len(q) > 0 {
+	if q := x.st.Steers(id); c.Scenario.DeliverSteers && st.Action != scenarios.DeliverSteers && len(q) > 0 {
 		if _, err := x.deliver(id); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
@@ -202,7 +203,7 @@ func TestResetReleasesSnapshots(t *testing.T) {
 	if _, err := g.Reset("a", false); err != nil {
 		t.Fatal(err)
 	}
-	if s := g.snaps[id]; s.cp.st.runs != nil || s.tl != nil {
+	if s := g.snaps[id]; s.cp.st != (state.State{}) || s.tl != nil {
 		t.Fatal("the snapshot still holds the namespace's state")
 	}
 	wantErr(t, "RestoreSnapshot", g.RestoreSnapshot("a", id), runs.Admin(409, "no checkpoint "+cp))

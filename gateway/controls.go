@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
@@ -25,7 +26,7 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 	if err != nil {
 		return nil, err
 	}
-	pending, _ := x.st.approvals.Get(id)
+	pending := x.st.Approvals(id)
 	o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
 		for _, e := range pending {
 			if v, _ := e.Get("request_id"); v.Kind == runs.String && v.Str == rid {
@@ -44,30 +45,30 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 	var approval *runs.Obj
 	if o.Status == runs.WaitingForApproval {
 		approval = runs.ApprovalEvent(o.Approval, id, now, func() string {
-			x.st.approvalCounter++
+			x.st.ApprovalCounter++
 			x.dirty = true
-			return runs.ApprovalID(x.storageNS(), x.st.approvalCounter)
+			return runs.ApprovalID(x.storageNS(), x.st.ApprovalCounter)
 		})
 	}
-	steers, _ := x.st.steers.Get(id)
+	steers := x.st.Steers(id)
 	before := decode(c.Record)
 	rec := runs.ApplyObserve(before, o, now, approval, steers)
 	nc := x.setRecord(id, c, rec, before)
 	switch o.Status {
 	case runs.WaitingForApproval:
-		if isLive(nc) {
-			x.st.setApprovals(id, append(append([]*runs.Obj(nil), pending...), approval))
+		if state.IsLive(nc) {
+			x.st.SetApprovals(id, append(append([]*runs.Obj(nil), pending...), approval))
 		}
 		x.emit(id, approval)
 	case runs.Queued, runs.Running, runs.Stopping:
-		x.st.setApprovals(id, nil)
+		x.st.SetApprovals(id, nil)
 	default: // terminal
 		if ev := runs.TerminalEvent(rec, id, now); ev != nil {
 			x.emit(id, ev)
 		}
 		x.ends = append(x.ends, id)
-		x.st.setApprovals(id, nil)
-		x.st.setSteers(id, nil)
+		x.st.SetApprovals(id, nil)
+		x.st.SetSteers(id, nil)
 	}
 	x.checkpoint = true
 	return nc.Record, nil
@@ -141,8 +142,8 @@ func (x *tx) deliver(id string) (int, *runs.Error) {
 	if runs.IsTerminal(c.Status) {
 		return 0, runs.ErrDeliverTerminal
 	}
-	q, _ := x.st.steers.Get(id)
-	x.st.setSteers(id, nil)
+	q := x.st.Steers(id)
+	x.st.SetSteers(id, nil)
 	x.dirty = true
 	x.checkpoint = true
 	return len(q), nil
@@ -154,7 +155,7 @@ func (g *Gateway) DrainFlag(ns string) bool { return g.Draining(Main(ns)) }
 // SetDraining sets the drain flag (controls §11.4).
 func (g *Gateway) SetDraining(ns string, on bool) *runs.Error {
 	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		x.st.draining = on
+		x.st.Draining = on
 		x.dirty = true
 		x.checkpoint = true
 		return nil
@@ -181,23 +182,16 @@ func (g *Gateway) Restart(ns string, alive bool) (Restarted, *runs.Error) {
 
 func (x *tx) restart(alive bool) Restarted {
 	var out Restarted
-	x.st.flatten()
-	for it := x.st.runs.Iterator(); !it.Done(); {
-		id, _, _ := it.Next()
-		if _, ok := x.st.resOfRun(id); !ok {
+	x.st.Flatten()
+	x.st.EachRun(func(id string, _ *state.Cached) {
+		if _, ok := x.st.ResOfRun(id); !ok {
 			out.Discarded++
 		}
-	}
-	// Rewrite every reservation's owner; storage gets one UPDATE, not a row each.
-	fresh := newState()
-	fresh.byRun, fresh.prunable, fresh.nRes = x.st.byRun, x.st.prunable, x.st.nRes
-	x.st.eachRes(func(r *Reservation) {
-		fresh.res = fresh.res.Set(resKey(r.Scope, r.Key), r.withOwner(false, alive))
 	})
-	out.Retained = fresh.res.Len()
-	fresh.scopeProfile, fresh.scopeIdentity = x.st.scopeProfile, x.st.scopeIdentity
-	fresh.runCounter, fresh.approvalCounter = x.st.runCounter, x.st.approvalCounter
-	fresh.nextSweep, fresh.hasSweep = x.now()+runs.SweepTick, true
+	// Rewrite every reservation's owner; storage gets one UPDATE, not a row each.
+	fresh := x.st.Restarted(alive)
+	out.Retained = fresh.Reserved()
+	fresh.NextSweep, fresh.HasSweep = x.now()+runs.SweepTick, true
 	x.st = fresh
 	x.dirty = true
 	x.resync = true // every scenario position is dropped (docs/scenarios.md §5)
@@ -211,7 +205,7 @@ func (x *tx) restart(alive bool) Restarted {
 // SetScope replaces the namespace's scope (controls §11.6).
 func (g *Gateway) SetScope(ns, profile, identity string) *runs.Error {
 	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
-		x.st.scopeProfile, x.st.scopeIdentity = profile, identity
+		x.st.ScopeProfile, x.st.ScopeIdentity = profile, identity
 		x.touchMeta()
 		x.checkpoint = true
 		return nil

@@ -2,8 +2,8 @@
 // reservations, scope, counters, queues and timeline, the global controlled clock
 // and fault RNG; it drives the SSE transports (package transport).
 //
-// Each namespace branch's state is a State value built from persistent maps
-// (github.com/benbjohnson/immutable), so copying it is a snapshot: a checkpoint
+// Each namespace branch's state is a state.State value (package state: plain
+// records in persistent maps), so copying it is a snapshot: a checkpoint
 // costs what changed since the previous one, not the size of the namespace.
 // All changes go through one serialised transaction (tx) that also hands what
 // upstream keeps durable (reservations, counters, scope, clock) to the store
@@ -18,9 +18,6 @@
 //	             A namespace is created only by a change (hardening H3): space
 //	             answers an uncreated one as empty, register creates it, at most
 //	             Options.MaxNamespaces (429 "too many namespaces (max N)").
-//	state.go     State: runs, reservations (by key and by run id), approval and
-//	             steer queues, retention indexes, counters. State.check lists
-//	             and verifies its invariants; the model tests call it each step.
 //	tx.go        the transaction: begin on a copy of a branch's State, commit
 //	             it back, enqueue its durable batch, publish its frames and changes.
 //	mutate.go    the tx mutators and shared lifecycle steps (hydration, the
@@ -43,9 +40,6 @@
 //	             with --db, outside the lock.
 //	durable.go   start-up load (a stale restart of every stored namespace),
 //	             rewriting a namespace's durable copy, Close.
-//	disk.go      with --db, the reservations the file held at start-up, read
-//	             on demand. Invariant: a key not yet read has, in the store,
-//	             its start-up row (every key is read before it is written).
 //	change.go    Change and the queue that hands them to Options.OnChange
 //	             outside the lock, in commit order.
 //	view.go      the control plane's read views (Runs, RunView); they read
@@ -59,7 +53,8 @@
 //	             holds exactly one entry per cursor that waits for no answer,
 //	             equal to the cursor's.
 //
-// The invariant checks (State.check, timeline.check, checkAutopilot) live in
-// check_test.go: they walk everything, and the model tests (state_test.go,
-// disk_test.go, autopilot_test.go, FuzzStateModel) call them after every step.
+// The invariant checks of this package (timeline.check, checkAutopilot,
+// checkTransports) live in check_test.go: they walk everything, and the model
+// tests (lineage_test.go, autopilot_test.go, bounds_test.go) call them after
+// every step; state.State.Check is package state's.
 package gateway

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -31,13 +32,11 @@ func (g *Gateway) load() error {
 		if err != nil {
 			return fmt.Errorf("gateway: load: %w", err)
 		}
-		st := newState()
-		st.runCounter, st.approvalCounter = m.RunCounter, m.ApprovalCounter
-		st.scopeProfile, st.scopeIdentity = m.ScopeProfile, m.ScopeIdentity
-		st.nextSweep, st.hasSweep = now+runs.SweepTick, true
-		if count > 0 {
-			st.disk, st.nRes = newDiskRows(g.db, m.Name), count
-		}
+		st := state.New()
+		st.RunCounter, st.ApprovalCounter = m.RunCounter, m.ApprovalCounter
+		st.ScopeProfile, st.ScopeIdentity = m.ScopeProfile, m.ScopeIdentity
+		st.NextSweep, st.HasSweep = now+runs.SweepTick, true
+		st.ReadOnDemand(g.db, m.Name, count)
 		ns := newNamespace(m.Name)
 		ns.branches["main"].st = st
 		ns.durRuns, ns.durApprovals = m.RunCounter, m.ApprovalCounter
@@ -46,25 +45,15 @@ func (g *Gateway) load() error {
 	return nil
 }
 
-// reservationOf is the Reservation of a stored row.
-func reservationOf(r storage.Reservation) (*Reservation, error) {
-	rec, err := runs.ParseStored(r.Record)
-	if err != nil || rec.Kind != runs.Object {
-		return nil, fmt.Errorf("gateway: load: reservation %s of %s: record does not parse", r.RunID, r.Namespace)
-	}
-	r.Namespace = "" // a batch names it
-	return &Reservation{Reservation: r, Status: runs.RecordStatus(rec.Obj)}, nil
-}
-
 // rewriteDurable makes the store's copy of ns equal st (checkout of main).
 // Callers hold g.mu.
-func (g *Gateway) rewriteDurable(ns string, st State) {
-	b := storage.Batch{Namespace: ns, Clear: true, Meta: &storage.Namespace{Name: ns, RunCounter: st.runCounter,
-		ApprovalCounter: st.approvalCounter, ScopeProfile: st.scopeProfile, ScopeIdentity: st.scopeIdentity}}
-	st.eachRes(func(r *Reservation) { b.Upsert = append(b.Upsert, &r.Reservation) })
+func (g *Gateway) rewriteDurable(ns string, st state.State) {
+	b := storage.Batch{Namespace: ns, Clear: true, Meta: &storage.Namespace{Name: ns, RunCounter: st.RunCounter,
+		ApprovalCounter: st.ApprovalCounter, ScopeProfile: st.ScopeProfile, ScopeIdentity: st.ScopeIdentity}}
+	st.EachRes(func(r *state.Reservation) { b.Upsert = append(b.Upsert, &r.Reservation) })
 	g.q.Enqueue(b)
 	if space := g.spaces[ns]; space != nil {
-		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter
+		space.durRuns, space.durApprovals = st.RunCounter, st.ApprovalCounter
 	}
 }
 
@@ -82,16 +71,16 @@ func (g *Gateway) Close() error {
 	g.q.Close()
 	for name, space := range g.spaces {
 		st := space.branches["main"].st
-		if st.runCounter == space.durRuns && st.approvalCounter == space.durApprovals {
+		if st.RunCounter == space.durRuns && st.ApprovalCounter == space.durApprovals {
 			continue
 		}
 		err := g.db.Apply(bg(), storage.Batch{Namespace: name, Meta: &storage.Namespace{Name: name,
-			RunCounter: st.runCounter, ApprovalCounter: st.approvalCounter,
-			ScopeProfile: st.scopeProfile, ScopeIdentity: st.scopeIdentity}})
+			RunCounter: st.RunCounter, ApprovalCounter: st.ApprovalCounter,
+			ScopeProfile: st.ScopeProfile, ScopeIdentity: st.ScopeIdentity}})
 		if err != nil {
 			return errStorage(err)
 		}
-		space.durRuns, space.durApprovals = st.runCounter, st.approvalCounter
+		space.durRuns, space.durApprovals = st.RunCounter, st.ApprovalCounter
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
+	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
@@ -81,7 +82,7 @@ type namespace struct {
 }
 
 func newNamespace(name string) *namespace {
-	return &namespace{name: name, branches: map[string]*branchState{"main": {st: newState()}}}
+	return &namespace{name: name, branches: map[string]*branchState{"main": {st: state.New()}}}
 }
 
 // counterBlock is how many ids one durable counter write reserves.
@@ -92,7 +93,7 @@ func errStorage(err error) *runs.Error { return runs.Internal(fmt.Sprintf("stora
 // branchState is the current state of one branch plus its change counter,
 // which tells whether a checkpoint is needed.
 type branchState struct {
-	st      State
+	st      state.State
 	version uint64
 	cpAt    uint64 // version of the last checkpoint committed on this branch
 	cpID    string // that checkpoint

@@ -139,7 +139,7 @@ func TestLargeCounter(t *testing.T) {
 	*wall = 1700000000000
 	g.mu.Lock()
 	g.spaces["default"] = newNamespace("default")
-	g.spaces["default"].branches["main"].st.runCounter = 1 << 32
+	g.spaces["default"].branches["main"].st.RunCounter = 1 << 32
 	g.mu.Unlock()
 	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
 	if err != nil {
@@ -256,7 +256,7 @@ func TestRealRestartKeepsTheNewestRunOfAnID(t *testing.T) {
 	setCounter := func(n int64) {
 		g.mu.Lock()
 		ns, _ := g.create("default")
-		ns.branches["main"].st.runCounter = n
+		ns.branches["main"].st.RunCounter = n
 		g.mu.Unlock()
 	}
 	setCounter(n1 - 1)
@@ -302,7 +302,7 @@ func TestReplayOfAShadowedRun(t *testing.T) {
 	setCounter := func(n int64) {
 		g.mu.Lock()
 		ns, _ := g.create("default")
-		ns.branches["main"].st.runCounter = n
+		ns.branches["main"].st.RunCounter = n
 		g.mu.Unlock()
 	}
 	sub := &runs.Submission{}

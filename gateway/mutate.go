@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -11,9 +12,9 @@ import (
 // every change to state goes through them, so the durable batch, the change
 // flag, the indexes and the change feed stay in step.
 
-func (x *tx) putRun(id string, c *Cached) {
-	_, existed := x.st.getRun(id)
-	x.st.putRun(id, c)
+func (x *tx) putRun(id string, c *state.Cached) {
+	_, existed := x.st.Run(id)
+	x.st.PutRun(id, c)
 	x.dirty = true
 	if kind := "run.created"; x.g.listening() && !x.view {
 		if existed {
@@ -24,10 +25,10 @@ func (x *tx) putRun(id string, c *Cached) {
 }
 
 func (x *tx) delRun(id string) {
-	if _, ok := x.st.getRun(id); !ok {
+	if _, ok := x.st.Run(id); !ok {
 		return
 	}
-	x.st.delRun(id)
+	x.st.DelRun(id)
 	x.dirty = true
 	if x.g.listening() && !x.view {
 		x.changes = append(x.changes, Change{Kind: "run.removed", Namespace: x.name, Branch: x.branch, RunID: id})
@@ -35,8 +36,8 @@ func (x *tx) delRun(id string) {
 }
 
 // putRes stores r and adds it to the durable batch.
-func (x *tx) putRes(r *Reservation) {
-	x.st.putRes(r)
+func (x *tx) putRes(r *state.Reservation) {
+	x.st.PutRes(r)
 	x.dirty = true
 	if x.durable {
 		x.batch.Upsert = append(x.batch.Upsert, &r.Reservation)
@@ -44,11 +45,11 @@ func (x *tx) putRes(r *Reservation) {
 }
 
 func (x *tx) delRes(scope, key string) {
-	r, ok := x.st.getRes(scope, key)
+	r, ok := x.st.Res(scope, key)
 	if !ok {
 		return
 	}
-	x.st.delRes(scope, key)
+	x.st.DelRes(scope, key)
 	x.dirty = true
 	if x.durable {
 		x.batch.Delete = append(x.batch.Delete, storage.ReservationKey{Scope: r.Scope, Key: r.Key})
@@ -70,6 +71,14 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 	if x.g.listening() {
 		x.changes = append(x.changes, Change{Kind: "run.event", Namespace: x.name, Branch: x.branch, RunID: runID, Frame: frame})
 	}
+}
+
+// newReservation is the reservation of a new keyed run: run id with counter n,
+// admitted in scope at now with record rec, owned here (runs-api §7, §9).
+func newReservation(scope, key, fingerprint, id string, n int64, rec *runs.Obj, now float64) *state.Reservation {
+	return &state.Reservation{Status: runs.RecordStatus(rec), Reservation: storage.Reservation{Scope: scope, Key: key,
+		Fingerprint: fingerprint, RunID: id, RunN: n, OwnerScope: scope, Keyed: true, Local: true, Alive: true,
+		Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), UpdatedAt: now}}
 }
 
 func decode(b []byte) *runs.Obj {
@@ -97,11 +106,11 @@ func createdAt(o *runs.Obj) float64 {
 
 // setRecord replaces run id's cached record after a change and applies the
 // persist rule (runs-api §10.2) to its reservation.
-func (x *tx) setRecord(id string, before *Cached, rec *runs.Obj, beforeRec *runs.Obj) *Cached {
-	c := &Cached{Record: encode(rec), Status: runs.RecordStatus(rec), CreatedAt: before.CreatedAt,
+func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec *runs.Obj) *state.Cached {
+	c := &state.Cached{Record: encode(rec), Status: runs.RecordStatus(rec), CreatedAt: before.CreatedAt,
 		UpdatedAt: updatedAt(rec), Owner: before.Owner}
 	x.putRun(id, c)
-	if r, ok := x.st.resOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
+	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
 		nr := *r
 		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
 		nr.Status = c.Status
@@ -113,20 +122,20 @@ func (x *tx) setRecord(id string, before *Cached, rec *runs.Obj, beforeRec *runs
 
 // hydrate implements runs-api §10.1: the run visible in scope, copied from its
 // reservation into the cache when needed, with the stale-owner interruption.
-func (x *tx) hydrate(id, scope string) (*Cached, bool) {
-	if c, ok := x.st.getRun(id); ok && c.Owner.Scope == scope {
+func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
+	if c, ok := x.st.Run(id); ok && c.Owner.Scope == scope {
 		return c, true
 	}
-	r, ok := x.st.resOfRun(id)
+	r, ok := x.st.ResOfRun(id)
 	if !ok || r.Scope != scope {
 		return nil, false
 	}
 	rec := decode(r.Record)
-	c := &Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.owner()}
+	c := &state.Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
 	if !r.Alive && !runs.IsTerminal(r.Status) {
 		now := x.now()
 		rec := runs.Interrupt(rec, now)
-		c = &Cached{Record: encode(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.owner()}
+		c = &state.Cached{Record: encode(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}
 		nr := *r
 		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
 		nr.Status = runs.Interrupted
@@ -140,7 +149,7 @@ func (x *tx) hydrate(id, scope string) (*Cached, bool) {
 // addressed is the first step of every run-addressing operation and control:
 // the sweep tick, then hydration in the current scope; not visible → 404.
 // Its effects stay even when the operation then fails (controls §11).
-func (x *tx) addressed(id string) (*Cached, *runs.Error) {
+func (x *tx) addressed(id string) (*state.Cached, *runs.Error) {
 	x.sweepTick()
 	c, ok := x.hydrate(id, x.scope())
 	if !ok {
@@ -151,10 +160,10 @@ func (x *tx) addressed(id string) (*Cached, *runs.Error) {
 
 // visible checks visibility without hydration (RunEvents, runs-api §6.4.2 step 3).
 func (x *tx) visible(id, scope string) bool {
-	if c, ok := x.st.getRun(id); ok && c.Owner.Scope == scope {
+	if c, ok := x.st.Run(id); ok && c.Owner.Scope == scope {
 		return true
 	}
-	if r, ok := x.st.resOfRun(id); ok {
+	if r, ok := x.st.ResOfRun(id); ok {
 		return r.Scope == scope
 	}
 	return false
@@ -163,17 +172,17 @@ func (x *tx) visible(id, scope string) bool {
 // sweepTick evaluates the lazy retention schedule (runs-api §11.1).
 func (x *tx) sweepTick() {
 	now := x.now()
-	if !x.st.hasSweep {
-		x.st.nextSweep, x.st.hasSweep = now+runs.SweepTick, true
+	if !x.st.HasSweep {
+		x.st.NextSweep, x.st.HasSweep = now+runs.SweepTick, true
 		x.dirty = true
 		return
 	}
-	if now < x.st.nextSweep {
+	if now < x.st.NextSweep {
 		return
 	}
-	tick := runs.NextSweep(x.st.nextSweep, now)
+	tick := runs.NextSweep(x.st.NextSweep, now)
 	x.sweep(tick)
-	x.st.nextSweep = tick + runs.SweepTick
+	x.st.NextSweep = tick + runs.SweepTick
 	x.dirty = true
 }
 
@@ -183,15 +192,7 @@ func (x *tx) sweep(at float64) int {
 	if !x.view {
 		x.g.transports.Expire(x.name, x.branch, at)
 	}
-	var doomed []string
-	it := x.st.sweepable.Iterator()
-	for !it.Done() {
-		k, _, _ := it.Next()
-		if !runs.Expired(k.at, at, runs.CacheRetention) {
-			break
-		}
-		doomed = append(doomed, k.key)
-	}
+	doomed := x.st.Sweepable(func(updatedAt float64) bool { return runs.Expired(updatedAt, at, runs.CacheRetention) })
 	for _, id := range doomed {
 		x.delRun(id)
 	}
@@ -200,17 +201,7 @@ func (x *tx) sweep(at float64) int {
 
 // prune deletes terminal reservations older than 24 hours (runs-api §11.3).
 func (x *tx) prune() {
-	limit := x.now() - runs.DurableRetention
-	var doomed []storage.ReservationKey
-	it := x.st.prunable.Iterator()
-	for !it.Done() {
-		k, _, _ := it.Next()
-		if !(k.at < limit) {
-			break
-		}
-		doomed = append(doomed, k.key)
-	}
-	for _, k := range doomed {
+	for _, k := range x.st.PrunableBefore(x.now() - runs.DurableRetention) {
 		x.delRes(k.Scope, k.Key)
 	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/state"
 )
 
 // Admission is the outcome of a successful RunCreate (runs-api §6.1 step 12).
@@ -17,10 +18,10 @@ func (g *Gateway) Draining(t Target) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if t.view != nil {
-		return t.view.draining
+		return t.view.Draining
 	}
 	x := g.begin(t)
-	return x.st.draining
+	return x.st.Draining
 }
 
 // Intake performs RunCreate steps 2–6 (runs-api §6.1) in one transaction: the
@@ -28,7 +29,7 @@ func (g *Gateway) Draining(t Target) bool {
 // sweep tick, which happens only when those passed.
 func (g *Gateway) Intake(t Target, checks func() *runs.Error) *runs.Error {
 	_, err := g.update(t, func(x *tx) *runs.Error {
-		if d := runs.Decide(runs.AdmissionFacts{Draining: x.st.draining}); d == runs.Draining {
+		if d := runs.Decide(runs.AdmissionFacts{Draining: x.st.Draining}); d == runs.Draining {
 			return d.Err(0)
 		}
 		if err := checks(); err != nil {
@@ -47,22 +48,22 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 	var a Admission
 	cp, err := g.update(t, func(x *tx) *runs.Error {
 		scope := x.scope()
-		if !x.st.hasSweep {
+		if !x.st.HasSweep {
 			// The first admission of a namespace creates it (hardening H3);
 			// the sweep tick of its intake was not kept, so it is taken here.
 			x.sweepTick()
 		}
-		var r *Reservation
+		var r *state.Reservation
 		if key != "" {
 			x.prune()
-			if r, _ = x.st.getRes(scope, key); r != nil && expiredRes(r, x.now()) {
+			if r, _ = x.st.Res(scope, key); r != nil && r.Expired(x.now()) {
 				x.delRes(scope, key) // a start-up row prune did not see (disk.go)
 				r = nil
 			}
 		}
 		// The drain flag was Intake's step (runs-api §6.1 step 2).
 		d := runs.Decide(runs.AdmissionFacts{Reserved: r != nil, SameFingerprint: r != nil && r.Fingerprint == fingerprint,
-			Live: x.st.live, Max: x.g.opts.MaxConcurrentRuns})
+			Live: x.st.Live(), Max: x.g.opts.MaxConcurrentRuns})
 		switch d {
 		case runs.Replay:
 			status := r.Status
@@ -74,15 +75,15 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		case runs.Conflict, runs.AtCapacity:
 			return d.Err(x.g.opts.MaxConcurrentRuns)
 		}
-		x.st.runCounter++
+		x.st.RunCounter++
 		x.dirty = true
-		id := runs.RunID(x.storageNS(), x.st.runCounter)
+		id := runs.RunID(x.storageNS(), x.st.RunCounter)
 		now := x.now()
 		rec := runs.NewRecord(id, now, sub)
-		owner := Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
-		x.putRun(id, &Cached{Record: encode(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
+		owner := state.Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
+		x.putRun(id, &state.Cached{Record: encode(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
 		if key != "" {
-			x.putRes(newReservation(scope, key, fingerprint, id, x.st.runCounter, rec, now))
+			x.putRes(newReservation(scope, key, fingerprint, id, x.st.RunCounter, rec, now))
 		}
 		x.openTransport(id, now)
 		x.scenarioAdmit(id, sub)
@@ -132,7 +133,7 @@ func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 		}
 		before := decode(c.Record)
 		x.setRecord(id, c, runs.Stopped(before, x.now()), before)
-		x.st.setApprovals(id, nil)
+		x.st.SetApprovals(id, nil)
 		x.scenarioStopped(id)
 		x.accept = true
 		return nil
@@ -160,10 +161,10 @@ func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr
 		if bodyErr != nil {
 			return bodyErr
 		}
-		if !isLive(c) {
+		if !state.IsLive(c) {
 			return runs.ApprovalNotActive(id)
 		}
-		queue, _ := x.st.approvals.Get(id)
+		queue := x.st.Approvals(id)
 		keep, resolved := runs.ResolveApprovals(queue, ans)
 		if resolved == 0 {
 			return runs.ApprovalNotPending(id)
@@ -171,7 +172,7 @@ func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr
 		now := x.now()
 		before := decode(c.Record)
 		x.setRecord(id, c, runs.ApprovalResponded(before, now), before)
-		x.st.setApprovals(id, keep)
+		x.st.SetApprovals(id, keep)
 		x.emit(id, runs.ApprovalRespondedEvent(id, now, ans, resolved))
 		x.scenarioAnswered(id, ans.Choice == "deny")
 		x.accept = true
@@ -201,8 +202,8 @@ func (g *Gateway) Steer(t Target, id, text string, textErr *runs.Error, refused 
 		if refused {
 			return runs.SteerRefused(id)
 		}
-		q, _ := x.st.steers.Get(id)
-		x.st.setSteers(id, append(append([]string(nil), q...), text))
+		q := x.st.Steers(id)
+		x.st.SetSteers(id, append(append([]string(nil), q...), text))
 		now := x.now()
 		before := decode(c.Record)
 		x.setRecord(id, c, runs.Steered(before, now), before)

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/state"
 )
 
 // The timeline (controls.md §8): one per namespace, a DAG of checkpoints with
@@ -20,7 +21,7 @@ type checkpoint struct {
 	id, branch, parent string
 	seq                int64
 	at                 float64 // clock ms at commit
-	st                 State
+	st                 state.State
 	clock              runs.Clock
 	rng                runs.RNG
 	records            int

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
@@ -13,7 +14,7 @@ import (
 type Target struct {
 	NS     string
 	Branch string
-	view   *State
+	view   *state.State
 }
 
 // Main is the target of the main branch of ns (the Hermes controls act there).
@@ -27,7 +28,7 @@ type tx struct {
 	name    string
 	branch  string
 	bs      *branchState
-	st      State
+	st      state.State
 	view    bool
 	durable bool
 	batch   storage.Batch
@@ -173,15 +174,15 @@ func (g *Gateway) commit(x *tx) {
 		// not once per run; a real restart continues after the mark, and ids
 		// never repeat (runs-api §10.4).
 		runs, approvals := x.ns.durRuns, x.ns.durApprovals
-		if x.st.runCounter > runs {
-			runs = x.st.runCounter + counterBlock
+		if x.st.RunCounter > runs {
+			runs = x.st.RunCounter + counterBlock
 		}
-		if x.st.approvalCounter > approvals {
-			approvals = x.st.approvalCounter + counterBlock
+		if x.st.ApprovalCounter > approvals {
+			approvals = x.st.ApprovalCounter + counterBlock
 		}
 		if x.meta || runs != x.ns.durRuns || approvals != x.ns.durApprovals {
 			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: runs, ApprovalCounter: approvals,
-				ScopeProfile: x.st.scopeProfile, ScopeIdentity: x.st.scopeIdentity}
+				ScopeProfile: x.st.ScopeProfile, ScopeIdentity: x.st.ScopeIdentity}
 		}
 		if x.batch.Clear || x.batch.Meta != nil || len(x.batch.Upsert) > 0 || len(x.batch.Delete) > 0 || x.batch.SetOwners != nil {
 			g.q.Enqueue(x.batch)
@@ -217,8 +218,8 @@ func (x *tx) storageNS() string { return runs.BranchStorageNS(x.name, x.branch) 
 func (x *tx) now() float64 { return x.g.nowS() }
 
 func (x *tx) scope() string {
-	if x.st.scopeProfile == "" {
+	if x.st.ScopeProfile == "" {
 		return x.g.defScope
 	}
-	return runs.ScopeHash(x.st.scopeProfile, x.st.scopeIdentity)
+	return runs.ScopeHash(x.st.ScopeProfile, x.st.ScopeIdentity)
 }

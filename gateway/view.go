@@ -7,6 +7,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
+	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
@@ -78,29 +79,24 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 		return nil
 	}
 	st := &space.branches["main"].st
-	out := make([]RunSummary, 0, st.runs.Len())
-	for it := st.runs.Iterator(); !it.Done(); {
-		id, c, _ := it.Next()
-		out = append(out, g.summary(ns, st, id, c))
-	}
-	for it := st.byRun.Iterator(); !it.Done(); {
-		id, _, _ := it.Next()
-		if _, cached := st.getRun(id); !cached {
-			r, _ := st.resOfRun(id)
+	out := make([]RunSummary, 0, st.Len())
+	st.EachRun(func(id string, c *state.Cached) { out = append(out, g.summary(ns, st, id, c)) })
+	st.EachReservedRun(func(id string) {
+		if _, cached := st.Run(id); !cached {
+			r, _ := st.ResOfRun(id)
 			out = append(out, g.summary(ns, st, id, cachedOf(r)))
 		}
-	}
+	})
 	return out
 }
 
 // cachedOf is the run as its reservation r gives it (not hydrated).
-func cachedOf(r *Reservation) *Cached {
-	return &Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(decode(r.Record)), UpdatedAt: r.UpdatedAt, Owner: r.owner()}
+func cachedOf(r *state.Reservation) *state.Cached {
+	return &state.Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(decode(r.Record)), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
 }
 
-func (g *Gateway) summary(ns string, st *State, id string, c *Cached) RunSummary {
-	approvals, _ := st.approvals.Get(id)
-	steers, _ := st.steers.Get(id)
+func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {
+	approvals, steers := st.Approvals(id), st.Steers(id)
 	s := RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
 		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: len(approvals), QueuedSteers: len(steers),
 		Transport: g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id}).State}
@@ -116,29 +112,25 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 		return RunView{}, runs.RunNotFound(id)
 	}
 	st := &space.branches["main"].st
-	c, ok := st.getRun(id)
+	c, ok := st.Run(id)
 	if !ok {
-		r, ok := st.resOfRun(id)
+		r, ok := st.ResOfRun(id)
 		if !ok {
 			return RunView{}, runs.RunNotFound(id)
 		}
 		c = cachedOf(r)
 	}
 	v := RunView{RunSummary: g.summary(ns, st, id, c), Record: c.Record}
-	keys, _ := st.byRun.Get(id)
-	for _, k := range keys {
-		r, _ := st.res.Get(k)
+	for _, r := range st.ReservationsOfRun(id) {
 		v.ReservationKeys = append(v.ReservationKeys, r.Key)
 	}
-	approvals, _ := st.approvals.Get(id)
-	for _, a := range approvals {
+	for _, a := range st.Approvals(id) {
 		v.Approvals = append(v.Approvals, runs.MarshalValue(runs.ObjectValue(a)))
 	}
-	steers, _ := st.steers.Get(id)
-	v.Steers = slices.Clone(steers)
+	v.Steers = slices.Clone(st.Steers(id))
 	tr := g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id})
 	v.EventsBuffered, v.EventsDelivered, v.Subscriber = tr.Buffered, tr.Delivered, tr.Subscribed
-	if cur, ok := st.cursors.Get(id); ok {
+	if cur, ok := st.Cursor(id); ok {
 		p := cur.Position()
 		v.Scenario = &p
 	}

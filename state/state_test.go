@@ -1,4 +1,4 @@
-package gateway
+package state
 
 import (
 	"fmt"
@@ -34,22 +34,22 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 	case 0, 1: // put a run
 		c := &Cached{Record: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
 			Owner: Owner{Scope: scope, Local: arg%3 != 0, Alive: true}}
-		m.st.putRun(id, c)
+		m.st.PutRun(id, c)
 		m.runs[id] = c
 	case 2: // remove a run
-		m.st.delRun(id)
+		m.st.DelRun(id)
 		delete(m.runs, id)
 	case 3, 4: // put a reservation (ids repeat across keys, counters grow)
 		r := &Reservation{Status: status, Reservation: storage.Reservation{Scope: scope, Key: key, RunID: id,
 			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: []byte("{}")}}
-		m.st.putRes(r)
+		m.st.PutRes(r)
 		m.res[resKey(scope, key)] = r
 	case 5: // remove a reservation
-		m.st.delRes(scope, key)
+		m.st.DelRes(scope, key)
 		delete(m.res, resKey(scope, key))
 	case 6: // queue approvals and steers
-		m.st.setApprovals(id, make([]*runs.Obj, arg%3))
-		m.st.setSteers(id, make([]string, arg%4))
+		m.st.SetApprovals(id, make([]*runs.Obj, arg%3))
+		m.st.SetSteers(id, make([]string, arg%4))
 	case 7: // snapshot
 		*saved = append(*saved, m.clone())
 	case 8: // restore a snapshot (checkout)
@@ -62,14 +62,14 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 // checkModel compares m's State with its maps and checks its invariants.
 func checkModel(t testing.TB, step int, m *stateModel) {
 	t.Helper()
-	if err := m.st.check(); err != nil {
+	if err := m.st.Check(); err != nil {
 		t.Fatalf("step %d: %v", step, err)
 	}
 	if m.st.runs.Len() != len(m.runs) || m.st.res.Len() != len(m.res) {
 		t.Fatalf("step %d: %d runs, %d reservations; model %d, %d", step, m.st.runs.Len(), m.st.res.Len(), len(m.runs), len(m.res))
 	}
 	for id, want := range m.runs {
-		if got, ok := m.st.getRun(id); !ok || got != want {
+		if got, ok := m.st.Run(id); !ok || got != want {
 			t.Fatalf("step %d: run %s = %+v, want %+v", step, id, got, want)
 		}
 	}
@@ -84,7 +84,7 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 	}
 	for i := range 24 {
 		id := fmt.Sprintf("run_%d", i)
-		got, ok := m.st.resOfRun(id)
+		got, ok := m.st.ResOfRun(id)
 		if want := newest[id]; ok != (want != nil) || ok && got != want {
 			t.Fatalf("step %d: reservation of %s = %+v, want %+v", step, id, got, want)
 		}
@@ -94,7 +94,7 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 // runModel drives State with the operations ops encodes (two bytes a step),
 // checking every version after every step.
 func runModel(t testing.TB, ops []byte) {
-	m := &stateModel{st: newState(), runs: map[string]*Cached{}, res: map[storage.ReservationKey]*Reservation{}}
+	m := &stateModel{st: New(), runs: map[string]*Cached{}, res: map[storage.ReservationKey]*Reservation{}}
 	var saved []*stateModel
 	for i := 0; i+1 < len(ops); i += 2 {
 		modelStep(m, &saved, ops[i], ops[i+1], i/2+1)

@@ -1,4 +1,4 @@
-package gateway
+package state
 
 import (
 	"cmp"
@@ -11,57 +11,6 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
-
-// Owner is a run's ownership stamp (runs-api §9): local means the run's executor
-// lives in this process; alive means the owning process still runs.
-type Owner struct {
-	Scope string
-	Keyed bool
-	Local bool
-	Alive bool
-}
-
-// Cached is one run in the cache layer. Record is the vendor JSON rendering of
-// the run record in its current key order; Status, CreatedAt and UpdatedAt are
-// kept beside it so retention, capacity and listings never parse records.
-type Cached struct {
-	Record    []byte
-	Status    string
-	CreatedAt float64
-	UpdatedAt float64
-	Owner     Owner
-}
-
-// Reservation is the durable row of a keyed submission (runs-api §7) and the
-// status its record holds. The row's Record is the durable copy of the run
-// record, keys sorted at every level; its RunN is the run's counter: of two
-// runs with one id, the greater answers for it (0: unknown). A Reservation is
-// never changed once made (every change makes a new one), so the store's
-// batches carry the row itself and the in-memory store keeps that very row.
-type Reservation struct {
-	storage.Reservation
-	Status string
-}
-
-// newReservation is the reservation of a new keyed run: run id with counter n,
-// admitted in scope at now with record rec, owned here (runs-api §7, §9).
-func newReservation(scope, key, fingerprint, id string, n int64, rec *runs.Obj, now float64) *Reservation {
-	return &Reservation{Status: runs.RecordStatus(rec), Reservation: storage.Reservation{Scope: scope, Key: key,
-		Fingerprint: fingerprint, RunID: id, RunN: n, OwnerScope: scope, Keyed: true, Local: true, Alive: true,
-		Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), UpdatedAt: now}}
-}
-
-// owner is r's owner stamp.
-func (r *Reservation) owner() Owner {
-	return Owner{Scope: r.OwnerScope, Keyed: r.Keyed, Local: r.Local, Alive: r.Alive}
-}
-
-// withOwner is r with the owner flags local and alive.
-func (r *Reservation) withOwner(local, alive bool) *Reservation {
-	c := *r
-	c.Local, c.Alive = local, alive
-	return &c
-}
 
 // resKey identifies the reservation of (scope, key) in a namespace.
 func resKey(scope, key string) storage.ReservationKey {
@@ -112,8 +61,10 @@ func (agedResComparer) Compare(a, b agedRes) int {
 // State is one namespace's state on one branch (controls §8.8, "restored").
 // It is a value: copying it is an O(1) snapshot because every collection is a
 // persistent map. Never change a map in place; every mutator returns a new map.
+// The settings and counters are plain exported fields; the collections are
+// reached through methods, which keep the indexes in step.
 //
-// Invariants (check): sweepable holds exactly the cached runs that are
+// Invariants (Check): sweepable holds exactly the cached runs that are
 // completed, failed or cancelled, by UpdatedAt; prunable exactly the terminal
 // reservations, by UpdatedAt; byRun lists, for every run id, the keys of the
 // reservations of that id ordered by N; live counts the unfinished local
@@ -130,11 +81,11 @@ type State struct {
 	sweepable *immutable.SortedMap[aged, struct{}]    // cached completed/failed/cancelled runs by updated_at
 	prunable  *immutable.SortedMap[agedRes, struct{}] // terminal reservations by durable updatedAt
 
-	scopeProfile, scopeIdentity string // "" = default scope
-	nextSweep                   float64
-	hasSweep                    bool
-	runCounter, approvalCounter int64
-	draining                    bool
+	ScopeProfile, ScopeIdentity string // "" = default scope
+	NextSweep                   float64
+	HasSweep                    bool
+	RunCounter, ApprovalCounter int64
+	Draining                    bool
 
 	live       int // unfinished runs with a local owner (capacity, runs-api §14.1)
 	nApprovals int
@@ -147,7 +98,9 @@ type State struct {
 	masked *immutable.Map[storage.ReservationKey, struct{}]
 }
 
-func newState() State {
+// New is an empty State: no run, reservation or queue, default scope, no
+// sweep schedule, counters at zero.
+func New() State {
 	return State{
 		runs:      immutable.NewMap[string, *Cached](nil),
 		res:       immutable.NewMap[storage.ReservationKey, *Reservation](resHasher{}),
@@ -164,31 +117,28 @@ func newState() State {
 // a run and its owner count two.
 func (s *State) Records() int {
 	n := 2*s.runs.Len() + s.nRes + s.nApprovals + s.nSteers
-	if s.scopeProfile != "" {
+	if s.ScopeProfile != "" {
 		n++
 	}
-	if s.hasSweep {
+	if s.HasSweep {
 		n++
 	}
-	if s.draining {
+	if s.Draining {
 		n++
 	}
 	return n
 }
 
-func isLive(c *Cached) bool { return c != nil && !runs.IsTerminal(c.Status) && c.Owner.Local }
+// Run returns cached run id.
+func (s *State) Run(id string) (*Cached, bool) { return s.runs.Get(id) }
 
-func isSweepable(status string) bool {
-	return status == runs.Completed || status == runs.Failed || status == runs.Cancelled
-}
-
-func (s *State) getRun(id string) (*Cached, bool) { return s.runs.Get(id) }
-
-func (s *State) putRun(id string, c *Cached) {
+// PutRun stores c as cached run id, replacing the one there, and keeps the
+// live count and the sweep index in step.
+func (s *State) PutRun(id string, c *Cached) {
 	old, _ := s.runs.Get(id)
 	s.unindexRun(id, old)
 	s.runs = s.runs.Set(id, c)
-	if isLive(c) {
+	if IsLive(c) {
 		s.live++
 	}
 	if isSweepable(c.Status) {
@@ -196,7 +146,8 @@ func (s *State) putRun(id string, c *Cached) {
 	}
 }
 
-func (s *State) delRun(id string) {
+// DelRun removes cached run id, if any.
+func (s *State) DelRun(id string) {
 	old, ok := s.runs.Get(id)
 	if !ok {
 		return
@@ -209,7 +160,7 @@ func (s *State) unindexRun(id string, old *Cached) {
 	if old == nil {
 		return
 	}
-	if isLive(old) {
+	if IsLive(old) {
 		s.live--
 	}
 	if isSweepable(old.Status) {
@@ -217,8 +168,8 @@ func (s *State) unindexRun(id string, old *Cached) {
 	}
 }
 
-// getRes returns the reservation of (scope, key).
-func (s *State) getRes(scope, key string) (*Reservation, bool) {
+// Res returns the reservation of (scope, key).
+func (s *State) Res(scope, key string) (*Reservation, bool) {
 	k := resKey(scope, key)
 	if r, ok := s.res.Get(k); ok {
 		return r, true
@@ -231,9 +182,9 @@ func (s *State) getRes(scope, key string) (*Reservation, bool) {
 	return nil, false
 }
 
-// resOfRun returns the reservation of run id: of two runs sharing the id
+// ResOfRun returns the reservation of run id: of two runs sharing the id
 // (runs-api §12.1), the newer one's.
-func (s *State) resOfRun(id string) (*Reservation, bool) {
+func (s *State) ResOfRun(id string) (*Reservation, bool) {
 	var best *Reservation
 	if ks, ok := s.byRun.Get(id); ok {
 		best, _ = s.res.Get(ks[len(ks)-1])
@@ -246,9 +197,9 @@ func (s *State) resOfRun(id string) (*Reservation, bool) {
 	return best, best != nil
 }
 
-// putRes stores r, replacing the reservation of its (scope, key).
-func (s *State) putRes(r *Reservation) {
-	s.delRes(r.Scope, r.Key)
+// PutRes stores r, replacing the reservation of its (scope, key).
+func (s *State) PutRes(r *Reservation) {
+	s.DelRes(r.Scope, r.Key)
 	s.addRes(resKey(r.Scope, r.Key), r)
 	s.nRes++
 }
@@ -267,8 +218,8 @@ func (s *State) addRes(k storage.ReservationKey, r *Reservation) {
 	}
 }
 
-// delRes removes the reservation of (scope, key), if any.
-func (s *State) delRes(scope, key string) {
+// DelRes removes the reservation of (scope, key), if any.
+func (s *State) DelRes(scope, key string) {
 	k := resKey(scope, key)
 	if s.disk != nil && !s.isMasked(k) {
 		// The start-up row is read before its key is first written (disk.go).
@@ -297,11 +248,13 @@ func (s *State) delRes(scope, key string) {
 	}
 }
 
-func (s *State) setApprovals(id string, q []*runs.Obj) {
+// SetApprovals replaces run id's pending approval events (nil: none).
+func (s *State) SetApprovals(id string, q []*runs.Obj) {
 	s.approvals = setQueue(s.approvals, &s.nApprovals, id, q)
 }
 
-func (s *State) setSteers(id string, q []string) { s.steers = setQueue(s.steers, &s.nSteers, id, q) }
+// SetSteers replaces run id's queued steer texts (nil: none).
+func (s *State) SetSteers(id string, q []string) { s.steers = setQueue(s.steers, &s.nSteers, id, q) }
 
 // setQueue returns m with run id's queue replaced by q (removed when empty),
 // keeping *n, the number of entries of every queue in m, in step.
@@ -314,9 +267,9 @@ func setQueue[T any](m *immutable.Map[string, []T], n *int, id string, q []T) *i
 	return m.Set(id, q)
 }
 
-// eachRes calls f with every reservation; s is flattened first (disk.go).
-func (s *State) eachRes(f func(r *Reservation)) {
-	s.flatten()
+// EachRes calls f with every reservation; s is flattened first (disk.go).
+func (s *State) EachRes(f func(r *Reservation)) {
+	s.Flatten()
 	it := s.res.Iterator()
 	for !it.Done() {
 		_, r, _ := it.Next()

@@ -1,6 +1,9 @@
-package gateway
+package state
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
@@ -16,7 +19,7 @@ import (
 //
 // Invariant: a key not in orig has, in the store, the row it had at
 // start-up. Every key is read (and so recorded in orig) before it is first
-// written — State.delRes reads it before masking — so what orig does not
+// written — State.DelRes reads it before masking — so what orig does not
 // hold the store still answers as at start-up; what orig holds is that
 // start-up row (nil: none). After all() (a checkout of main, a logical
 // restart, a repair, which rewrite whole namespaces), orig holds every row
@@ -37,11 +40,11 @@ func newDiskRows(store storage.Store, ns string) *diskRows {
 // diskRow is a stored row as a start-up reservation: a real restart made every
 // owner stale (runs-api §10.4).
 func diskRow(r storage.Reservation) *Reservation {
-	res, err := reservationOf(r)
+	res, err := ReservationOf(r)
 	if err != nil {
 		panic(err) // the store holds what this package wrote; a row that does not parse is a bug
 	}
-	return res.withOwner(false, false)
+	return res.WithOwner(false, false)
 }
 
 func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
@@ -102,9 +105,9 @@ func (d *diskRows) all() {
 	d.complete = true
 }
 
-// flatten makes s hold every reservation it sees in memory, without disk:
+// Flatten makes s hold every reservation it sees in memory, without disk:
 // for the operations that rewrite every reservation.
-func (s *State) flatten() {
+func (s *State) Flatten() {
 	if s.disk == nil {
 		return
 	}
@@ -139,8 +142,13 @@ func (s *State) diskOfRun(id string) *Reservation {
 	return best
 }
 
-// expiredRes reports whether r is a terminal reservation past durable
-// retention at now (runs-api §11.3).
-func expiredRes(r *Reservation, now float64) bool {
+// Expired reports whether r is a terminal reservation past durable retention
+// at now (runs-api §11.3): a start-up row the prune did not see yet.
+func (r *Reservation) Expired(now float64) bool {
 	return runs.IsTerminal(r.Status) && r.UpdatedAt < now-runs.DurableRetention
 }
+
+func bg() context.Context { return context.Background() }
+
+// errStorage is a failed read of the store, as the gateway answers it (500).
+func errStorage(err error) *runs.Error { return runs.Internal(fmt.Sprintf("storage: %v", err)) }

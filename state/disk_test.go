@@ -1,10 +1,9 @@
-package gateway
+package state
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -42,26 +41,26 @@ func TestDiskModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		count, _ := store.CountReservations(ctx, "a")
-		p := diskPair{lazy: newState(), whole: newState()}
+		p := diskPair{lazy: New(), whole: New()}
 		p.lazy.disk, p.lazy.nRes = newDiskRows(store, "a"), count
 		all, _ := store.Reservations(ctx, "a")
 		for _, r := range all {
-			p.whole.putRes(diskRow(r))
+			p.whole.PutRes(diskRow(r))
 		}
 		var saved []diskPair
 		for step := range 600 {
 			row := diskRes(rng, int64(100+step))
 			switch op := rng.IntN(10); {
 			case op < 3:
-				r := diskRow(row).withOwner(true, false)
-				p.lazy.putRes(r)
-				p.whole.putRes(r)
+				r := diskRow(row).WithOwner(true, false)
+				p.lazy.PutRes(r)
+				p.whole.PutRes(r)
 				if err := store.Apply(ctx, storage.Batch{Namespace: "a", Upsert: []*storage.Reservation{&row}}); err != nil {
 					t.Fatal(err)
 				}
 			case op < 5:
-				p.lazy.delRes(row.Scope, row.Key)
-				p.whole.delRes(row.Scope, row.Key)
+				p.lazy.DelRes(row.Scope, row.Key)
+				p.whole.DelRes(row.Scope, row.Key)
 				if err := store.Apply(ctx, storage.Batch{Namespace: "a", Delete: []storage.ReservationKey{{Scope: row.Scope, Key: row.Key}}}); err != nil {
 					t.Fatal(err)
 				}
@@ -73,7 +72,7 @@ func TestDiskModel(t *testing.T) {
 				}
 			default:
 				c := p.lazy // flattening a copy leaves p.lazy reading on demand
-				c.flatten()
+				c.Flatten()
 				compareDisk(t, step, diskPair{c, p.whole})
 			}
 			compareDisk(t, step, p)
@@ -86,7 +85,7 @@ func TestDiskModel(t *testing.T) {
 
 func compareDisk(t *testing.T, step int, p diskPair) {
 	t.Helper()
-	if err := p.lazy.check(); err != nil {
+	if err := p.lazy.Check(); err != nil {
 		t.Fatalf("step %d: lazy: %v", step, err)
 	}
 	if p.lazy.nRes != p.whole.nRes {
@@ -95,85 +94,19 @@ func compareDisk(t *testing.T, step int, p diskPair) {
 	for s := range 2 {
 		for k := range 16 {
 			scope, key := fmt.Sprintf("s%d", s), fmt.Sprintf("k%d", k)
-			a, aok := p.lazy.getRes(scope, key)
-			b, bok := p.whole.getRes(scope, key)
-			if aok != bok || aok && (a.RunID != b.RunID || a.RunN != b.RunN || a.owner() != b.owner()) {
+			a, aok := p.lazy.Res(scope, key)
+			b, bok := p.whole.Res(scope, key)
+			if aok != bok || aok && (a.RunID != b.RunID || a.RunN != b.RunN || a.OwnerStamp() != b.OwnerStamp()) {
 				t.Fatalf("step %d: (%s, %s): lazy %+v, whole %+v", step, scope, key, a, b)
 			}
 		}
 	}
 	for i := range 12 {
 		id := fmt.Sprintf("run_%d", i)
-		a, aok := p.lazy.resOfRun(id)
-		b, bok := p.whole.resOfRun(id)
+		a, aok := p.lazy.ResOfRun(id)
+		b, bok := p.whole.ResOfRun(id)
 		if aok != bok || aok && (a.Key != b.Key || a.RunN != b.RunN) {
 			t.Fatalf("step %d: run %s: lazy %+v, whole %+v", step, id, a, b)
 		}
-	}
-}
-
-// countingStore counts the reservation reads of a store.
-type countingStore struct {
-	storage.Store
-	reads int
-}
-
-func (c *countingStore) Reservation(ctx context.Context, ns, scope, key string) (storage.Reservation, bool, error) {
-	c.reads++
-	return c.Store.Reservation(ctx, ns, scope, key)
-}
-
-func (c *countingStore) ReservationsOfRun(ctx context.Context, ns, id string) ([]storage.Reservation, error) {
-	c.reads++
-	return c.Store.ReservationsOfRun(ctx, ns, id)
-}
-
-func (c *countingStore) Reservations(ctx context.Context, ns string) ([]storage.Reservation, error) {
-	c.reads += 1000
-	return c.Store.Reservations(ctx, ns)
-}
-
-// A restart reads no reservation: each is read when first asked for, once
-// (issue 17 item 2); the stale restart shows in what is read.
-func TestStartupReadsNoReservation(t *testing.T) {
-	mem := storage.NewMemory()
-	g, err := New(mem, Options{Wall: func() float64 { return 1700000000000 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for i := range 50 {
-		a, err := g.Admit(Main("default"), fmt.Sprint("k", i), "fp", &runs.Submission{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, a.RunID)
-	}
-	g.Close()
-	store := &countingStore{Store: mem}
-	g, err = New(store, Options{Wall: func() float64 { return 1700000001000 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	if store.reads != 0 {
-		t.Fatalf("start-up read %d reservations", store.reads)
-	}
-	if cp, err := g.CommitCheckpoint("default", "main"); err != nil || cp.Records != 50+1 {
-		t.Fatalf("checkpoint %+v %v (want 50 reservations and the sweep schedule)", cp, err)
-	}
-	body, gerr := g.Get(Main("default"), ids[7])
-	if gerr != nil || !strings.Contains(string(body), `"status":"interrupted"`) {
-		t.Fatalf("Get after the restart: %s %v", body, gerr)
-	}
-	a, aerr := g.Admit(Main("default"), "k9", "fp", &runs.Submission{})
-	if aerr != nil || !a.Replayed || a.RunID != ids[9] || a.Status != runs.Interrupted {
-		t.Fatalf("replay after the restart: %+v %v", a, aerr)
-	}
-	if _, err := g.Get(Main("default"), ids[7]); err != nil {
-		t.Fatal(err)
-	}
-	if store.reads > 4 {
-		t.Fatalf("%d reads for two runs", store.reads)
 	}
 }

@@ -1,0 +1,77 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
+)
+
+// countingStore counts the reservation reads of a store.
+type countingStore struct {
+	storage.Store
+	reads int
+}
+
+func (c *countingStore) Reservation(ctx context.Context, ns, scope, key string) (storage.Reservation, bool, error) {
+	c.reads++
+	return c.Store.Reservation(ctx, ns, scope, key)
+}
+
+func (c *countingStore) ReservationsOfRun(ctx context.Context, ns, id string) ([]storage.Reservation, error) {
+	c.reads++
+	return c.Store.ReservationsOfRun(ctx, ns, id)
+}
+
+func (c *countingStore) Reservations(ctx context.Context, ns string) ([]storage.Reservation, error) {
+	c.reads += 1000
+	return c.Store.Reservations(ctx, ns)
+}
+
+// A restart reads no reservation: each is read when first asked for, once
+// (issue 17 item 2); the stale restart shows in what is read.
+func TestStartupReadsNoReservation(t *testing.T) {
+	mem := storage.NewMemory()
+	g, err := New(mem, Options{Wall: func() float64 { return 1700000000000 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 50 {
+		a, err := g.Admit(Main("default"), fmt.Sprint("k", i), "fp", &runs.Submission{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.RunID)
+	}
+	g.Close()
+	store := &countingStore{Store: mem}
+	g, err = New(store, Options{Wall: func() float64 { return 1700000001000 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if store.reads != 0 {
+		t.Fatalf("start-up read %d reservations", store.reads)
+	}
+	if cp, err := g.CommitCheckpoint("default", "main"); err != nil || cp.Records != 50+1 {
+		t.Fatalf("checkpoint %+v %v (want 50 reservations and the sweep schedule)", cp, err)
+	}
+	body, gerr := g.Get(Main("default"), ids[7])
+	if gerr != nil || !strings.Contains(string(body), `"status":"interrupted"`) {
+		t.Fatalf("Get after the restart: %s %v", body, gerr)
+	}
+	a, aerr := g.Admit(Main("default"), "k9", "fp", &runs.Submission{})
+	if aerr != nil || !a.Replayed || a.RunID != ids[9] || a.Status != runs.Interrupted {
+		t.Fatalf("replay after the restart: %+v %v", a, aerr)
+	}
+	if _, err := g.Get(Main("default"), ids[7]); err != nil {
+		t.Fatal(err)
+	}
+	if store.reads > 4 {
+		t.Fatalf("%d reads for two runs", store.reads)
+	}
+}

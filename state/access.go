@@ -1,0 +1,132 @@
+package state
+
+import (
+	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
+	"github.com/hermes-emulator/hermes-emulator/storage"
+)
+
+// Reads of a State's collections, and the walks the gateway's steps need.
+
+// Len is the number of cached runs.
+func (s *State) Len() int { return s.runs.Len() }
+
+// Live is the number of unfinished runs with a local owner (IsLive).
+func (s *State) Live() int { return s.live }
+
+// EachRun calls f with every cached run.
+func (s *State) EachRun(f func(id string, c *Cached)) {
+	for it := s.runs.Iterator(); !it.Done(); {
+		id, c, _ := it.Next()
+		f(id, c)
+	}
+}
+
+// EachReservedRun calls f with the id of every run that has a reservation in
+// memory (start-up rows not yet read are not walked).
+func (s *State) EachReservedRun(f func(id string)) {
+	for it := s.byRun.Iterator(); !it.Done(); {
+		id, _, _ := it.Next()
+		f(id)
+	}
+}
+
+// ReservationsOfRun returns the reservations of run id held in memory, by
+// the run counter, oldest first.
+func (s *State) ReservationsOfRun(id string) []*Reservation {
+	keys, _ := s.byRun.Get(id)
+	out := make([]*Reservation, 0, len(keys))
+	for _, k := range keys {
+		r, _ := s.res.Get(k)
+		out = append(out, r)
+	}
+	return out
+}
+
+// Sweepable returns the completed, failed and cancelled cached runs whose
+// updated_at expired reports true for, oldest first: the walk stops at the
+// first that is not expired.
+func (s *State) Sweepable(expired func(updatedAt float64) bool) []string {
+	var out []string
+	for it := s.sweepable.Iterator(); !it.Done(); {
+		k, _, _ := it.Next()
+		if !expired(k.at) {
+			break
+		}
+		out = append(out, k.key)
+	}
+	return out
+}
+
+// PrunableBefore returns the keys of the terminal reservations updated
+// before limit, oldest first.
+func (s *State) PrunableBefore(limit float64) []storage.ReservationKey {
+	var out []storage.ReservationKey
+	for it := s.prunable.Iterator(); !it.Done(); {
+		k, _, _ := it.Next()
+		if !(k.at < limit) {
+			break
+		}
+		out = append(out, k.key)
+	}
+	return out
+}
+
+// Approvals returns run id's pending approval events, oldest first.
+func (s *State) Approvals(id string) []*runs.Obj {
+	q, _ := s.approvals.Get(id)
+	return q
+}
+
+// Steers returns run id's queued steer texts, oldest first.
+func (s *State) Steers(id string) []string {
+	q, _ := s.steers.Get(id)
+	return q
+}
+
+// Cursor returns run id's scenario position (docs/scenarios.md §5).
+func (s *State) Cursor(id string) (scenarios.Cursor, bool) { return s.cursors.Get(id) }
+
+// SetCursor stores (live) or drops run id's scenario position.
+func (s *State) SetCursor(id string, c scenarios.Cursor, live bool) {
+	if live {
+		s.cursors = s.cursors.Set(id, c)
+	} else {
+		s.cursors = s.cursors.Delete(id)
+	}
+}
+
+// EachCursor calls f with every scenario position.
+func (s *State) EachCursor(f func(id string, c scenarios.Cursor)) {
+	for it := s.cursors.Iterator(); !it.Done(); {
+		id, c, _ := it.Next()
+		f(id, c)
+	}
+}
+
+// Restarted is the State a logical restart leaves (runs-api §10.3): s's
+// reservations, every owner made local:false and alive as given, its scope
+// and counters; no cached run, queue or scenario position. The sweep
+// schedule is the caller's to set.
+func (s *State) Restarted(alive bool) State {
+	s.Flatten()
+	out := New()
+	out.byRun, out.prunable, out.nRes = s.byRun, s.prunable, s.nRes
+	s.EachRes(func(r *Reservation) {
+		out.res = out.res.Set(resKey(r.Scope, r.Key), r.WithOwner(false, alive))
+	})
+	out.ScopeProfile, out.ScopeIdentity = s.ScopeProfile, s.ScopeIdentity
+	out.RunCounter, out.ApprovalCounter = s.RunCounter, s.ApprovalCounter
+	return out
+}
+
+// Reserved is the number of reservations s sees, in memory and on disk.
+func (s *State) Reserved() int { return s.nRes }
+
+// ReadOnDemand makes s read the reservations namespace ns has in store, count
+// of them, when first asked for (disk.go): for a start-up with --db.
+func (s *State) ReadOnDemand(store storage.Store, ns string, count int) {
+	if count > 0 {
+		s.disk, s.nRes = newDiskRows(store, ns), count
+	}
+}

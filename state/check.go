@@ -1,0 +1,85 @@
+package state
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hermes-emulator/hermes-emulator/runs"
+)
+
+// Check verifies the invariants of s (see State's comment). It walks
+// everything, so only tests call it: the model tests of this package and the
+// gateway's, after every step.
+func (s *State) Check() error {
+	live, sweepable := 0, 0
+	for it := s.runs.Iterator(); !it.Done(); {
+		id, c, _ := it.Next()
+		if IsLive(c) {
+			live++
+		}
+		if isSweepable(c.Status) {
+			sweepable++
+			if _, ok := s.sweepable.Get(aged{c.UpdatedAt, id}); !ok {
+				return fmt.Errorf("run %s (%s) is not in sweepable", id, c.Status)
+			}
+		}
+	}
+	if live != s.live || sweepable != s.sweepable.Len() {
+		return fmt.Errorf("live %d (counted %d), sweepable %d (counted %d)", s.live, live, s.sweepable.Len(), sweepable)
+	}
+	prunable, keys := 0, 0
+	for it := s.res.Iterator(); !it.Done(); {
+		k, r, _ := it.Next()
+		if k != resKey(r.Scope, r.Key) {
+			return fmt.Errorf("reservation under %q is (%q, %q)", k, r.Scope, r.Key)
+		}
+		if runs.IsTerminal(r.Status) {
+			prunable++
+			if _, ok := s.prunable.Get(agedRes{r.UpdatedAt, k}); !ok {
+				return fmt.Errorf("reservation %q (%s) is not in prunable", k, r.Status)
+			}
+		}
+		if ks, _ := s.byRun.Get(r.RunID); !slices.Contains(ks, k) {
+			return fmt.Errorf("reservation %q is not listed under its run %s", k, r.RunID)
+		}
+	}
+	if s.disk == nil && s.nRes != s.res.Len() {
+		return fmt.Errorf("nRes %d, %d reservations", s.nRes, s.res.Len())
+	}
+	if prunable != s.prunable.Len() {
+		return fmt.Errorf("prunable %d, counted %d", s.prunable.Len(), prunable)
+	}
+	for it := s.byRun.Iterator(); !it.Done(); {
+		id, ks, _ := it.Next()
+		keys += len(ks)
+		for i, k := range ks {
+			r, ok := s.res.Get(k)
+			if !ok || r.RunID != id {
+				return fmt.Errorf("byRun[%s] lists %q, not a reservation of it", id, k)
+			}
+			if prev, _ := s.res.Get(ks[max(i-1, 0)]); i > 0 && prev.RunN > r.RunN {
+				return fmt.Errorf("byRun[%s] is not ordered by N", id)
+			}
+		}
+	}
+	if keys != s.res.Len() {
+		return fmt.Errorf("byRun lists %d keys for %d reservations", keys, s.res.Len())
+	}
+	n := 0
+	for it := s.approvals.Iterator(); !it.Done(); {
+		_, q, _ := it.Next()
+		n += len(q)
+	}
+	if n != s.nApprovals {
+		return fmt.Errorf("nApprovals %d, counted %d", s.nApprovals, n)
+	}
+	n = 0
+	for it := s.steers.Iterator(); !it.Done(); {
+		_, q, _ := it.Next()
+		n += len(q)
+	}
+	if n != s.nSteers {
+		return fmt.Errorf("nSteers %d, counted %d", s.nSteers, n)
+	}
+	return nil
+}

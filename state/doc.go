@@ -1,0 +1,33 @@
+// Package state holds one namespace branch's state as plain values: the
+// cached runs, the reservations (the durable rows of keyed submissions), the
+// approval and steer queues, the scenario positions, the scope, the counters
+// and the sweep schedule. It knows no HTTP, no lock and no timeline; package
+// gateway applies the rules of package runs to it under its lock.
+//
+// A State is a value built from persistent maps
+// (github.com/benbjohnson/immutable): copying it is an O(1) snapshot, so a
+// checkpoint costs what changed since the previous one, not the size of the
+// namespace. Nothing changes a map in place.
+//
+// Files, their job and their invariants:
+//
+//	types.go   Owner, Cached (a run in the cache layer: its vendor record and
+//	           the fields retention and listings read without parsing it),
+//	           Reservation (the storage row and its record's status; never
+//	           changed once made: the in-memory store keeps the very row).
+//	state.go   State, its maps and the run and reservation mutators, which
+//	           keep the indexes in step: sweepable holds exactly the cached
+//	           completed/failed/cancelled runs, prunable exactly the terminal
+//	           reservations, byRun every reservation under its run id ordered
+//	           by the run counter; live, nApprovals, nSteers and (without
+//	           disk) nRes count what they name.
+//	access.go  reads and walks (queues, scenario positions, what is due for
+//	           the sweep and the prune), the logical restart's State, and
+//	           reading start-up rows on demand.
+//	disk.go    with --db, the reservations the file held at start-up, read
+//	           when first asked for. Invariant: a key not yet read has, in the
+//	           store, its start-up row (every key is read before it is written).
+//	check.go   Check: walks everything and verifies the invariants above; the
+//	           model tests (state_test.go, disk_test.go, FuzzStateModel) and
+//	           the gateway's call it after every step.
+package state

@@ -11,6 +11,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
+	"github.com/hermes-emulator/hermes-emulator/timeline"
 )
 
 // Options configure a Gateway. The zero value is valid.
@@ -63,8 +64,7 @@ type Gateway struct {
 	q          *storage.Writer // durable batches, written in order
 	down       chan struct{}   // closed by Shutdown: every stream ends
 	downOnce   sync.Once
-	snaps      map[string]snapshot
-	snapSeq    int
+	snaps      timeline.Snapshots[captured]
 	changes    *changeQueue // nil without Options.OnChange
 	auto       autopilot    // scenarios (autopilot.go)
 }
@@ -73,7 +73,7 @@ type Gateway struct {
 type namespace struct {
 	name     string
 	branches map[string]*branchState
-	tl       *timeline
+	tl       *timeline.Timeline[captured]
 
 	// durRuns and durApprovals are the counters the store holds for main:
 	// high-water marks at or above every id handed out.
@@ -94,8 +94,7 @@ func errStorage(err error) *runs.Error { return runs.Internal(fmt.Sprintf("stora
 type branchState struct {
 	st      State
 	version uint64
-	cpAt    uint64 // version of the last checkpoint committed on this branch
-	cpID    string // that checkpoint
+	cpAt    uint64 // version at which the branch's head checkpoint was its state
 }
 
 // New opens a gateway on db. When db already held state (a real restart), every

@@ -29,11 +29,10 @@
 //	runops.go    the vendor operations (admit, get, stop, approve, steer).
 //	controls.go  the Hermes controls (observe, events, deliver, drain,
 //	             restart, scope, sweep, reset).
-//	timeline.go  checkpoints, branches, checkout, x-mockingbird-at. Committing
-//	             is O(log n) whatever the snapshots and branches (H7): heads and
-//	             pins are counted on the checkpoint, the unprotected ones wait in
-//	             a min-heap by age.
-//	snapshot.go  snapshots: aliases pinning a main checkpoint of one timeline.
+//	timeline.go  the timeline routes on package timeline (checkpoints, heads,
+//	             retention, snapshots; O(log n) commits, H7): a namespace is its
+//	             Host, capturing a branch's State, clock and RNG and restoring
+//	             them; x-mockingbird-at views; a "checkpoint" Change per commit.
 //	transport.go SSE transports: a plain map per branch of slots (creation
 //	             time; the transport is made on first use). A transport's buffered
 //	             bytes never pass Options.SSEBufferBytes (H5): past it the
@@ -56,7 +55,7 @@
 //	             (checkAutopilot): the queue holds exactly one entry per cursor
 //	             that waits for no answer, equal to the cursor's.
 //
-// The invariant checks (State.check, timeline.check, checkAutopilot) live in
+// The invariant checks (State.check, checkTimelines, checkAutopilot) live in
 // check_test.go: they walk everything, and the model tests (state_test.go,
 // disk_test.go, autopilot_test.go, FuzzStateModel) call them after every step.
 package gateway

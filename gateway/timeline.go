@@ -6,9 +6,10 @@ import (
 )
 
 // The timeline routes (controls §8) on package timeline, which keeps each
-// namespace's checkpoints, heads and retention and the snapshots. This file
-// captures a branch's state into a checkpoint and restores it, serves
-// x-mockingbird-at views and tells Options.OnChange of every checkpoint.
+// namespace's checkpoints, heads, retention and snapshots and decides what
+// each route does. The gateway is its Host: it captures a branch's state into
+// a checkpoint and restores it, serves x-mockingbird-at views and tells
+// Options.OnChange of every checkpoint.
 
 // Checkpoint describes one checkpoint (POST /__admin/checkpoints, GET /__admin/timeline).
 type Checkpoint = timeline.Info
@@ -33,21 +34,74 @@ type checkpoint = timeline.Checkpoint[captured]
 // state on first use. Callers hold g.mu.
 func (g *Gateway) tl(ns *namespace) *timeline.Timeline[captured] {
 	if ns.tl == nil {
-		ns.tl = timeline.New[captured](g.opts.MaxCheckpoints)
-		g.commitCheckpoint(ns, "main")
+		ns.tl = timeline.New[captured](g.opts.MaxCheckpoints, host{g, ns})
+		ns.tl.Commit("main")
 	}
 	return ns.tl
 }
 
+// host is a namespace as its timeline sees it (timeline.Host).
+type host struct {
+	g  *Gateway
+	ns *namespace
+}
+
+func (h host) Exists(branch string) bool { return h.ns.branches[branch] != nil }
+
+func (h host) Create() *runs.Error { return h.g.register(h.ns) }
+
+func (h host) Capture(branch string) (captured, float64, int) {
+	st := h.ns.branches[branch].st
+	return captured{st, h.g.clock, h.g.rng}, h.g.nowMs(), st.Records()
+}
+
+// Committed notes that branch is at its head and tells Options.OnChange once
+// the namespace is created.
+func (h host) Committed(branch, id string) {
+	bs := h.ns.branches[branch]
+	bs.cpAt = bs.version
+	if h.g.spaces[h.ns.name] == h.ns {
+		h.g.changed(Change{Kind: "checkpoint", Namespace: h.ns.name, Branch: branch, Checkpoint: id})
+	}
+}
+
+// Restore replaces branch's state by c's: main's durable copy and scenario
+// cursors follow, the branch's transports are destroyed; a checkout also
+// restores the global clock and fault RNG.
+func (h host) Restore(branch string, c captured, checkout bool) {
+	g, ns := h.g, h.ns
+	bs := ns.branches[branch]
+	if bs == nil {
+		bs = &branchState{}
+		ns.branches[branch] = bs
+	}
+	if branch == "main" {
+		g.rewriteDurable(ns.name, c.st)
+	}
+	g.destroyTransports(ns.name, branch, true)
+	bs.st = c.st
+	bs.version++
+	if branch == "main" {
+		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
+	}
+	bs.cpAt = bs.version
+	if checkout {
+		g.clock, g.rng = c.clock, c.rng
+		g.saveClock()
+		g.auto.runner.Kick()
+	}
+}
+
 // commitCheckpoint captures branch's current state. Callers hold g.mu.
 func (g *Gateway) commitCheckpoint(ns *namespace, branch string) *checkpoint {
-	t, bs := g.tl(ns), ns.branches[branch]
-	c := t.Commit(branch, g.nowMs(), captured{bs.st, g.clock, g.rng}, bs.st.Records())
-	bs.cpAt = bs.version
-	if g.spaces[ns.name] == ns {
-		g.changed(Change{Kind: "checkpoint", Namespace: ns.name, Branch: branch, Checkpoint: c.ID})
-	}
-	return c
+	return g.tl(ns).Commit(branch)
+}
+
+// branch returns ns's branch, created at a fresh checkpoint of main when it
+// does not exist. Callers hold g.mu.
+func (g *Gateway) branch(ns *namespace, name string) *branchState {
+	g.tl(ns).Place(name, nil)
+	return ns.branches[name]
 }
 
 // Finish is the finishing step of a vendor mutation answered 200–399 (runs-api
@@ -61,14 +115,11 @@ func (g *Gateway) Finish(t Target, accepted string) string {
 	if err != nil {
 		return ""
 	}
-	bs := ns.branches[t.Branch]
-	if bs == nil {
-		bs = g.createBranch(ns, t.Branch, nil)
-	}
-	if accepted != "" && g.tl(ns).Head(t.Branch).ID == accepted && bs.cpAt == bs.version {
+	bs := g.branch(ns, t.Branch)
+	if accepted != "" && ns.tl.Head(t.Branch).ID == accepted && bs.cpAt == bs.version {
 		return accepted
 	}
-	return g.commitCheckpoint(ns, t.Branch).ID
+	return ns.tl.Commit(t.Branch).ID
 }
 
 // CommitCheckpoint is POST /__admin/checkpoints (controls §8.3).
@@ -82,34 +133,8 @@ func (g *Gateway) CommitCheckpoint(ns, branch string) (Checkpoint, *runs.Error) 
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if space.branches[branch] == nil {
-		g.createBranch(space, branch, nil)
-	}
-	return g.commitCheckpoint(space, branch).Info, nil
-}
-
-// createBranch makes a new branch at checkpoint c or, when c is nil, at the
-// current main state, first committed as a new main checkpoint. Callers hold g.mu.
-func (g *Gateway) createBranch(ns *namespace, branch string, c *checkpoint) *branchState {
-	if c == nil {
-		c = g.commitCheckpoint(ns, "main")
-	}
-	bs := &branchState{st: c.State.st}
-	ns.branches[branch] = bs
-	ns.tl.SetHead(branch, c)
-	return bs
-}
-
-// place puts branch at c (controls §8.4, §8.6): a new branch is created there
-// (c nil: at the current main state); an existing one moves there unless c is
-// nil or its head already. Callers hold g.mu.
-func (g *Gateway) place(ns *namespace, branch string, c *checkpoint) {
-	switch {
-	case ns.branches[branch] == nil:
-		g.createBranch(ns, branch, c)
-	case c != nil && ns.tl.Head(branch) != c:
-		g.moveBranch(ns, branch, c, false)
-	}
+	g.branch(space, branch)
+	return space.tl.Commit(branch).Info, nil
 }
 
 // Branch is POST /__admin/branches/:name (controls §8.4).
@@ -118,44 +143,7 @@ func (g *Gateway) Branch(ns, branch, at string) (Checkpoint, *runs.Error) {
 		return Checkpoint{}, runs.BadName("branch", 409)
 	}
 	defer g.unlockDurable(g.lock())
-	space := g.space(ns)
-	c, err := g.tl(space).At(at)
-	if err == nil {
-		err = g.register(space)
-	}
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	g.place(space, branch, c)
-	info := space.tl.Head(branch).Info
-	info.Branch = branch
-	return info, nil
-}
-
-// moveBranch points branch at c and restores its state; withClock also restores
-// the global clock and fault RNG (checkout). Callers hold g.mu.
-func (g *Gateway) moveBranch(ns *namespace, branch string, c *checkpoint, withClock bool) {
-	bs := ns.branches[branch]
-	if bs == nil {
-		bs = &branchState{}
-		ns.branches[branch] = bs
-	}
-	if branch == "main" {
-		g.rewriteDurable(ns.name, c.State.st)
-	}
-	g.destroyTransports(ns.name, branch, true)
-	bs.st = c.State.st
-	bs.version++
-	if branch == "main" {
-		g.resyncCursors(ns.name, c.State.st) // scenario positions come back with the state
-	}
-	bs.cpAt = bs.version
-	ns.tl.SetHead(branch, c)
-	if withClock {
-		g.clock, g.rng = c.State.clock, c.State.rng
-		g.saveClock()
-		g.auto.runner.Kick()
-	}
+	return g.tl(g.space(ns)).Branch(branch, at)
 }
 
 // Checkout is POST /__admin/branches/:name/checkout (controls §8.5).
@@ -164,15 +152,7 @@ func (g *Gateway) Checkout(ns, branch, cp string) *runs.Error {
 		return runs.BadName("branch", 409)
 	}
 	defer g.unlockDurable(g.lock())
-	space := g.space(ns)
-	c, err := g.tl(space).Get(cp)
-	if err == nil {
-		err = g.register(space)
-	}
-	if err == nil {
-		g.moveBranch(space, branch, c, true)
-	}
-	return err
+	return g.tl(g.space(ns)).Checkout(branch, cp)
 }
 
 // Timeline returns ns's timeline (that of an empty namespace when ns was not
@@ -209,26 +189,14 @@ func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Er
 			return Target{}, err
 		}
 	}
-	c, err := g.tl(space).At(at)
+	c, err := g.tl(space).Select(branch, at, mutating)
 	if err != nil {
 		return Target{}, err
 	}
 	target := Target{NS: ns, Branch: branch}
-	if branch == "main" && c != nil && !mutating {
+	if c != nil {
 		view := c.State.st // a read-only view of the checkpoint
 		target.view = &view
-		return target, nil
-	}
-	if branch == "main" && c == nil {
-		return target, nil
-	}
-	if err := g.register(space); err != nil {
-		return Target{}, err
-	}
-	if branch == "main" {
-		g.moveBranch(space, "main", c, true)
-	} else {
-		g.place(space, branch, c)
 	}
 	return target, nil
 }
@@ -249,14 +217,10 @@ func (g *Gateway) Snapshot(ns string) (string, int, *runs.Error) {
 // RestoreSnapshot checks out main of ns to the snapshot's checkpoint.
 func (g *Gateway) RestoreSnapshot(ns, id string) *runs.Error {
 	defer g.unlockDurable(g.lock())
-	space := g.spaces[ns]
-	var t *timeline.Timeline[captured]
-	if space != nil {
-		t = space.tl
-	}
-	c, err := g.snaps.Find(ns, id, t)
+	space := g.space(ns)
+	c, err := g.snaps.Find(ns, id, space.tl)
 	if err == nil {
-		g.moveBranch(space, "main", c, true)
+		space.tl.Move("main", c, true)
 	}
 	return err
 }

@@ -145,10 +145,7 @@ func (g *Gateway) begin(t Target) *tx {
 		x.view = true
 		return x
 	}
-	bs := ns.branches[t.Branch]
-	if bs == nil {
-		bs = g.createBranch(ns, t.Branch, nil)
-	}
+	bs := g.branch(ns, t.Branch)
 	x.bs = bs
 	x.st = bs.st
 	x.durable = t.Branch == "main"

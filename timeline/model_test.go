@@ -36,8 +36,10 @@ func (m *model) protected(id string) bool {
 	return false
 }
 
-func (m *model) commit(branch string, at float64, records int) {
-	c := Info{ID: cp(int64(len(m.all) + 1)), Branch: branch, Parent: m.heads[branch], At: at, Records: records}
+// commit is Commit with fakeHost's captures: the n-th is n, at n, n%5 records.
+func (m *model) commit(branch string) {
+	n := len(m.all) + 1
+	c := Info{ID: cp(int64(n)), Branch: branch, Parent: m.heads[branch], At: float64(n), Records: n % 5}
 	m.all = append(m.all, c)
 	m.kept[c.ID] = true
 	m.heads[branch] = c.ID
@@ -79,8 +81,8 @@ func (w *world) step(t testing.TB, op, arg byte) {
 	snap := fmt.Sprint("snap_", 1+int(arg)%(w.s.seq+1))
 	switch op % 7 {
 	case 0, 1: // commit
-		w.tl.Commit(branch, float64(arg), int(arg), int(arg%5))
-		w.m.commit(branch, float64(arg), int(arg%5))
+		w.tl.Commit(branch)
+		w.m.commit(branch)
 	case 2: // point a branch at a retained checkpoint
 		if len(kept) > 0 {
 			id := kept[int(arg)%len(kept)].ID
@@ -113,7 +115,8 @@ func (w *world) step(t testing.TB, op, arg byte) {
 		if arg%8 == 0 {
 			w.s.Drop(w.tl)
 			old := w.m
-			w.tl, w.m = New[int](old.max), newModel(old.max)
+			w.tl, _ = newTimeline(old.max)
+			w.m = newModel(old.max)
 			for id := range old.pins {
 				old.stubs[id] = true
 			}
@@ -146,7 +149,8 @@ func (w *world) check(t testing.TB, step int) {
 }
 
 func runModel(t testing.TB, max int, ops []byte) {
-	w := &world{tl: New[int](max), m: newModel(max)}
+	tl, _ := newTimeline(max)
+	w := &world{tl: tl, m: newModel(max)}
 	for i := 0; i+1 < len(ops); i += 2 {
 		w.step(t, ops[i], ops[i+1])
 		w.check(t, i/2)

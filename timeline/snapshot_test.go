@@ -11,26 +11,27 @@ import (
 // namespace and its current timeline, deletes and resets (Drop), with the
 // exact status and message of every refusal.
 func TestSnapshots(t *testing.T) {
-	a, b := New[string](1), New[string](1)
-	var s Snapshots[string]
-	ca := a.Commit("main", 1, "a1", 1)
-	cb := b.Commit("main", 1, "b1", 1)
+	a, _ := newTimeline(1)
+	b, _ := newTimeline(1)
+	var s Snapshots[int]
+	ca := a.Commit("main")
+	cb := b.Commit("main")
 	if id := s.Pin("a", a, ca); id != "snap_1" {
 		t.Fatalf("first id %s", id)
 	}
 	if id := s.Pin("b", b, cb); id != "snap_2" {
 		t.Fatalf("second id %s", id)
 	}
-	a.Commit("main", 2, "a2", 1)
-	a.Commit("main", 3, "a3", 1) // max 1: evicts a2, not the pinned a1
+	a.Commit("main")
+	a.Commit("main") // max 1: evicts a2, not the pinned a1
 	if _, err := a.Get(ca.ID); err != nil {
 		t.Fatal("the pinned checkpoint was evicted")
 	}
 	long := strings.Repeat("y", 5000)
 	for _, tc := range []struct {
 		name, ns, id string
-		tl           *Timeline[string]
-		want         *Checkpoint[string]
+		tl           *Timeline[int]
+		want         *Checkpoint[int]
 		status       int
 		msg          string
 	}{
@@ -60,7 +61,7 @@ func TestSnapshots(t *testing.T) {
 	if sn := s.m["snap_1"]; sn.tl != nil || sn.cp != nil || sn.cpID != ca.ID {
 		t.Fatalf("the stub still holds the timeline: %+v", sn)
 	}
-	if _, err := s.Find("a", "snap_1", New[string](1)); err == nil || err.Status != 409 || err.Message != "no checkpoint "+ca.ID {
+	if _, err := s.Find("a", "snap_1", New[int](1, newHost())); err == nil || err.Status != 409 || err.Message != "no checkpoint "+ca.ID {
 		t.Fatalf("restore of a stub: %+v", err)
 	}
 	if c, err := s.Find("b", "snap_2", b); c != cb || err != nil {
@@ -82,7 +83,7 @@ func TestSnapshots(t *testing.T) {
 	if cb.pins != 0 {
 		t.Fatalf("pins after delete: %d", cb.pins)
 	}
-	b.Commit("main", 2, "b2", 1) // cb, unpinned and no head, goes
+	b.Commit("main") // cb, unpinned and no head, goes
 	if _, err := b.Get(cb.ID); err == nil {
 		t.Fatal("the unpinned checkpoint is still retained")
 	}

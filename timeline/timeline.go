@@ -1,10 +1,19 @@
 // Package timeline keeps the history of one namespace (controls §8): a DAG of
 // checkpoints with named branch heads, retained up to a maximum, and the
-// snapshots that pin checkpoints across the process. It is generic over what a
-// checkpoint captures (S); the gateway captures a branch's state, the clock and
-// the fault RNG, and restores them. It owns the checkpoint ids
-// (runs.CheckpointID), parents, heads, pins, retention, lookups and listings,
-// and never touches what S holds.
+// snapshots that pin checkpoints across the process. It decides what each
+// timeline route does (commit, branch, checkout, x-mockingbird-at, snapshot
+// restore) and owns the checkpoint ids (runs.CheckpointID), parents, heads,
+// pins, retention, lookups, listings and the refusals' statuses and messages
+// ("no checkpoint …", "no snapshot …").
+//
+// It is generic over what a checkpoint captures (S) and never looks inside
+// it: the owner of the branches, a Host (in the emulator a gateway namespace:
+// a branch's state, the clock and the fault RNG), captures a branch's state
+// into S and restores it.
+//
+// Files: timeline.go checkpoints, heads, lookups, listing; retain.go
+// retention; routes.go the Host and the routes; snapshot.go Snapshots;
+// check.go the invariant checks.
 //
 // Invariants (Timeline.Check, Snapshots.Check; the tests call them after every
 // step):
@@ -20,7 +29,6 @@
 package timeline
 
 import (
-	"container/heap"
 	"sort"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -47,8 +55,9 @@ type Checkpoint[S any] struct {
 func (c *Checkpoint[S]) protected() bool { return c.heads > 0 || c.pins > 0 }
 
 // Timeline is one namespace's checkpoints and branch heads. It is not safe
-// for concurrent use: its owner serialises the calls.
+// for concurrent use: its owner serialises the calls (and those to its Host).
 type Timeline[S any] struct {
+	host  Host[S]
 	max   int
 	seq   int64
 	cps   map[string]*Checkpoint[S]
@@ -58,16 +67,18 @@ type Timeline[S any] struct {
 	seen  int               // checkpoints retention examined (the work of H7)
 }
 
-// New returns an empty timeline that retains at most max checkpoints besides
-// branch heads and pinned ones (--max-checkpoints, controls §8.1).
-func New[S any](max int) *Timeline[S] {
-	return &Timeline[S]{max: max, cps: map[string]*Checkpoint[S]{}, heads: map[string]string{}}
+// New returns an empty timeline of host's branches that retains at most max
+// checkpoints besides branch heads and pinned ones (--max-checkpoints,
+// controls §8.1).
+func New[S any](max int, host Host[S]) *Timeline[S] {
+	return &Timeline[S]{host: host, max: max, cps: map[string]*Checkpoint[S]{}, heads: map[string]string{}}
 }
 
-// Commit records s, captured from branch at clock ms at with records rows, as
-// a new checkpoint whose parent is the branch's head, makes it the head and
-// evicts what retention no longer keeps.
-func (t *Timeline[S]) Commit(branch string, at float64, s S, records int) *Checkpoint[S] {
+// Commit captures branch (which exists) as a new checkpoint whose parent is
+// the branch's head, makes it the head, evicts what retention no longer keeps
+// and tells the host (Committed).
+func (t *Timeline[S]) Commit(branch string) *Checkpoint[S] {
+	s, at, records := t.host.Capture(branch)
 	t.seq++
 	c := &Checkpoint[S]{Info: Info{ID: runs.CheckpointID(t.seq), Branch: branch, Parent: t.heads[branch],
 		At: at, Records: records}, State: s, seq: t.seq}
@@ -75,6 +86,7 @@ func (t *Timeline[S]) Commit(branch string, at float64, s S, records int) *Check
 	t.order = append(t.order, c)
 	t.SetHead(branch, c)
 	t.retain()
+	t.host.Committed(branch, c.ID)
 	return c
 }
 
@@ -137,58 +149,3 @@ func (t *Timeline[S]) List() Listing {
 // Examined is how many checkpoints retention has examined so far: the work
 // hardening H7 bounds (benchmarks and tests read it).
 func (t *Timeline[S]) Examined() int { return t.seen }
-
-// release queues c for eviction once nothing protects it.
-func (t *Timeline[S]) release(c *Checkpoint[S]) {
-	if !c.protected() && !c.gone {
-		heap.Push(&t.free, c)
-	}
-}
-
-// retain discards the oldest checkpoints that are neither a branch head nor
-// pinned by a snapshot, down to max (controls §8.1). Evicted checkpoints stay
-// in order and free until a compaction, which runs when they are over half.
-func (t *Timeline[S]) retain() {
-	for len(t.cps) > t.max && len(t.free) > 0 {
-		c := heap.Pop(&t.free).(*Checkpoint[S])
-		t.seen++
-		if c.gone || c.protected() {
-			continue // stale: evicted already, or protected since (released again later)
-		}
-		c.gone = true
-		delete(t.cps, c.ID)
-	}
-	if n := len(t.order); n > 64 && n > 2*len(t.cps) {
-		live := make([]*Checkpoint[S], 0, len(t.cps))
-		for _, c := range t.order {
-			if !c.gone {
-				live = append(live, c)
-			}
-		}
-		t.order = live
-	}
-	if n := len(t.free); n > 64 && n > 2*len(t.cps) {
-		t.free = t.free[:0]
-		for _, c := range t.order {
-			if !c.gone && !c.protected() {
-				t.free = append(t.free, c)
-			}
-		}
-		heap.Init(&t.free)
-	}
-}
-
-// ageHeap is a min-heap of checkpoints by seq (age).
-type ageHeap[S any] []*Checkpoint[S]
-
-func (h ageHeap[S]) Len() int           { return len(h) }
-func (h ageHeap[S]) Less(i, j int) bool { return h[i].seq < h[j].seq }
-func (h ageHeap[S]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *ageHeap[S]) Push(x any)        { *h = append(*h, x.(*Checkpoint[S])) }
-func (h *ageHeap[S]) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return c
-}

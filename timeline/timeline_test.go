@@ -25,7 +25,7 @@ func script(t *testing.T, tl *Timeline[int], s *Snapshots[int], steps string) {
 		}
 		switch f[0] {
 		case "c":
-			tl.Commit(f[1], float64(tl.seq+1), int(tl.seq+1), 1)
+			tl.Commit(f[1])
 		case "h":
 			c, err := tl.Get(cp(n))
 			if err != nil {
@@ -82,7 +82,8 @@ func TestRetention(t *testing.T) {
 		{"branches share retention", 3, "c main,c a,c b,c main,c a", []int64{3, 4, 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tl, s := New[int](tc.max), &Snapshots[int]{}
+			tl, _ := newTimeline(tc.max)
+			s := &Snapshots[int]{}
 			script(t, tl, s, tc.steps)
 			want := []string{}
 			for _, n := range tc.want {
@@ -102,9 +103,10 @@ func TestRetentionWork(t *testing.T) {
 	const commits, limit = 1000, 10
 	for _, tc := range []struct{ pinned, branches int }{{0, 0}, {1000, 0}, {0, 1000}, {500, 500}} {
 		t.Run(fmt.Sprintf("pinned=%d,branches=%d", tc.pinned, tc.branches), func(t *testing.T) {
-			tl, s := New[int](limit), &Snapshots[int]{}
+			tl, _ := newTimeline(limit)
+			s := &Snapshots[int]{}
 			for i := range tc.pinned + tc.branches {
-				c := tl.Commit("main", 0, i, 0)
+				c := tl.Commit("main")
 				if i < tc.pinned {
 					s.Pin("ns", tl, c)
 				} else {
@@ -112,8 +114,8 @@ func TestRetentionWork(t *testing.T) {
 				}
 			}
 			before := tl.Examined()
-			for i := range commits {
-				tl.Commit("main", 0, i, 0)
+			for range commits {
+				tl.Commit("main")
 			}
 			if work := tl.Examined() - before; work > 2*commits {
 				t.Fatalf("%d checkpoints examined for %d commits", work, commits)
@@ -134,17 +136,20 @@ func TestRetentionWork(t *testing.T) {
 
 // Commit, lookups and the listing (controls §8.3, §8.5, hardening H9).
 func TestCommitAndLookups(t *testing.T) {
-	tl := New[string](2)
-	a := tl.Commit("main", 1000, "a", 3)
+	tl, h := newTimeline(2)
+	a := tl.Commit("main")
 	tl.SetHead("feature", a)
-	b := tl.Commit("feature", 2000, "b", 4)
-	c := tl.Commit("main", 3000, "c", 5)
-	d := tl.Commit("main", 4000, "d", 6) // c evicted a (no longer a head); d evicts c
-	if want := (Info{ID: cp(2), Branch: "feature", Parent: cp(1), At: 2000, Records: 4}); b.Info != want {
-		t.Fatalf("b = %+v, want %+v", b.Info, want)
+	b := tl.Commit("feature")
+	c := tl.Commit("main") // evicts a, no longer a head
+	d := tl.Commit("main") // evicts c
+	if want := (Info{ID: cp(2), Branch: "feature", Parent: cp(1), At: 2, Records: 2}); b.Info != want || b.State != 2 {
+		t.Fatalf("b = %+v, want %+v", b, want)
 	}
-	if a.Parent != "" || c.Parent != a.ID || d.Parent != c.ID || d.State != "d" {
+	if a.Parent != "" || c.Parent != a.ID || d.Parent != c.ID || d.State != 4 {
 		t.Fatalf("parents: %q %q %q", a.Parent, c.Parent, d.Parent)
+	}
+	if got := h.took(); got != "commit main cp_00000001; commit feature cp_00000002; commit main cp_00000003; commit main cp_00000004" {
+		t.Fatalf("host heard %s", got)
 	}
 	want := Listing{
 		Branches:    []BranchHead{{"feature", b.ID}, {"main", d.ID}},
@@ -158,7 +163,7 @@ func TestCommitAndLookups(t *testing.T) {
 	for _, tc := range []struct {
 		id   string
 		at   bool
-		want *Checkpoint[string]
+		want *Checkpoint[int]
 		err  string
 	}{
 		{id: b.ID, want: b},

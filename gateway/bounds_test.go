@@ -197,9 +197,12 @@ func TestResetReleasesSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := g.Head("a", "main") // the snapshot's checkpoint
+	cp, old := g.Head("a", "main"), g.spaces["a"].tl // the snapshot's checkpoint and timeline
 	if _, err := g.Reset("a", false); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := g.snaps.Find("a", id, old); err == nil {
+		t.Fatal("the snapshot still holds the namespace's timeline")
 	}
 	if err := g.checkTimelines(); err != nil {
 		t.Fatal(err)

@@ -118,6 +118,9 @@ func TestAutopilotModel(t *testing.T) {
 		}
 		g.mu.Lock()
 		err := g.checkAutopilot()
+		if err == nil {
+			err = g.checkTimelines()
+		}
 		g.mu.Unlock()
 		if err != nil {
 			t.Fatalf("step %d (op %d): %v", step, op, err)

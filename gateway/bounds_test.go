@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
-	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
@@ -168,14 +167,14 @@ func TestCheckpointRetentionWork(t *testing.T) {
 		}
 	}
 	ns := g.spaces["default"]
-	before := ns.tl.seen
+	before := ns.tl.Examined()
 	const commits = 1000
 	for range commits {
 		if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if work := ns.tl.seen - before; work > 2*commits {
+	if work := ns.tl.Examined() - before; work > 2*commits {
 		t.Fatalf("%d checkpoints examined for %d commits", work, commits)
 	}
 	// Retention kept the 1000 pinned and the head, and evicted the rest.
@@ -183,7 +182,7 @@ func TestCheckpointRetentionWork(t *testing.T) {
 	if len(tl.Checkpoints) != 1001 {
 		t.Fatalf("%d checkpoints retained", len(tl.Checkpoints))
 	}
-	if err := ns.tl.check(); err != nil {
+	if err := g.checkTimelines(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -199,12 +198,15 @@ func TestResetReleasesSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := g.snaps[id].cp.id
+	cp, old := g.Head("a", "main"), g.spaces["a"].tl // the snapshot's checkpoint and timeline
 	if _, err := g.Reset("a", false); err != nil {
 		t.Fatal(err)
 	}
-	if s := g.snaps[id]; s.cp.st != (state.State{}) || s.tl != nil {
-		t.Fatal("the snapshot still holds the namespace's state")
+	if _, err := g.snaps.Find("a", id, old); err == nil {
+		t.Fatal("the snapshot still holds the namespace's timeline")
+	}
+	if err := g.checkTimelines(); err != nil {
+		t.Fatal(err)
 	}
 	wantErr(t, "RestoreSnapshot", g.RestoreSnapshot("a", id), runs.Admin(409, "no checkpoint "+cp))
 	if err := g.DeleteSnapshot(id); err != nil {

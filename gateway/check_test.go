@@ -8,40 +8,21 @@ import (
 )
 
 // The invariant checks of the gateway's structures (see the comments of
-// State and timeline). They walk everything, so only the tests call them,
+// State and package timeline). They walk everything, so only the tests call them,
 // after every step of the model tests.
 
-// check verifies the timeline's invariants (see timeline); tests call it.
-func (t *timeline) check() error {
-	heads := map[string]int{}
-	for b, id := range t.heads {
-		c := t.cps[id]
-		if c == nil || c.gone {
-			return fmt.Errorf("head of %s (%s) is not retained", b, id)
-		}
-		heads[id]++
-	}
-	inFree := map[*checkpoint]bool{}
-	for _, c := range t.free {
-		inFree[c] = true
-	}
-	n := 0
-	for _, c := range t.order {
-		if c.gone {
+// checkTimelines verifies every namespace's timeline and the snapshots
+// (timeline.Timeline.Check, timeline.Snapshots.Check). Callers hold g.mu.
+func (g *Gateway) checkTimelines() error {
+	for name, space := range g.spaces {
+		if space.tl == nil {
 			continue
 		}
-		n++
-		if t.cps[c.id] != c || c.heads != heads[c.id] || c.pins < 0 {
-			return fmt.Errorf("checkpoint %s: retained %v, heads %d (counted %d), pins %d", c.id, t.cps[c.id] == c, c.heads, heads[c.id], c.pins)
-		}
-		if !c.protected() && !inFree[c] {
-			return fmt.Errorf("unprotected checkpoint %s is not in free", c.id)
+		if err := space.tl.Check(); err != nil {
+			return fmt.Errorf("timeline of %s: %w", name, err)
 		}
 	}
-	if n != len(t.cps) {
-		return fmt.Errorf("order lists %d retained checkpoints, cps holds %d", n, len(t.cps))
-	}
-	return nil
+	return g.snaps.Check()
 }
 
 // checkTransports verifies every transport's invariants (transport.Set.Check):

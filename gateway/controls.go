@@ -246,13 +246,7 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 		}
 		g.spaces[name] = newNamespace(name)
 		g.auto.due.RemoveNS(name)
-		for id, sn := range g.snaps {
-			if sn.tl == space.tl && space.tl != nil {
-				// The snapshot restores nothing now; keep its id, not its state.
-				sn.cp, sn.tl = &checkpoint{id: sn.cp.id, gone: true}, nil
-				g.snaps[id] = sn
-			}
-		}
+		g.snaps.Drop(space.tl) // its snapshots restore nothing now
 	}
 	return names, nil
 }

@@ -26,11 +26,10 @@
 //	runops.go    the vendor operations (admit, get, stop, approve, steer).
 //	controls.go  the Hermes controls (observe, events, deliver, drain,
 //	             restart, scope, sweep, reset).
-//	timeline.go  checkpoints, branches, checkout, x-mockingbird-at. Committing
-//	             is O(log n) whatever the snapshots and branches (H7): heads and
-//	             pins are counted on the checkpoint, the unprotected ones wait in
-//	             a min-heap by age.
-//	snapshot.go  snapshots: aliases pinning a main checkpoint of one timeline.
+//	timeline.go  the timeline routes on package timeline (checkpoints, heads,
+//	             retention, snapshots; O(log n) commits, H7): a namespace is its
+//	             Host, capturing a branch's State, clock and RNG and restoring
+//	             them; x-mockingbird-at views; a "checkpoint" Change per commit.
 //	(transports) package transport (its doc.go lists the invariants:
 //	             the H5 buffer bound, expiry). Gateway.Subscribe (RunEvents
 //	             steps 2–4) and Shutdown are in gateway.go; tx.publish feeds
@@ -53,7 +52,7 @@
 //	             holds exactly one entry per cursor that waits for no answer,
 //	             equal to the cursor's.
 //
-// The invariant checks of this package (timeline.check, checkAutopilot,
+// The invariant checks of this package (checkTimelines, checkAutopilot,
 // checkTransports) live in check_test.go: they walk everything, and the model
 // tests (lineage_test.go, autopilot_test.go, bounds_test.go) call them after
 // every step; state.State.Check is package state's.

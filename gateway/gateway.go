@@ -13,6 +13,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
+	"github.com/hermes-emulator/hermes-emulator/timeline"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
@@ -64,8 +65,7 @@ type Gateway struct {
 
 	transports *transport.Set  // SSE transports; its own lock, taken after g.mu
 	q          *storage.Writer // durable batches, written in order
-	snaps      map[string]snapshot
-	snapSeq    int
+	snaps      timeline.Snapshots[captured]
 	changes    *changeQueue // nil without Options.OnChange
 	auto       autopilot    // scenarios (autopilot.go)
 }
@@ -74,7 +74,7 @@ type Gateway struct {
 type namespace struct {
 	name     string
 	branches map[string]*branchState
-	tl       *timeline
+	tl       *timeline.Timeline[captured]
 
 	// durRuns and durApprovals are the counters the store holds for main:
 	// high-water marks at or above every id handed out.
@@ -95,8 +95,7 @@ func errStorage(err error) *runs.Error { return runs.Internal(fmt.Sprintf("stora
 type branchState struct {
 	st      state.State
 	version uint64
-	cpAt    uint64 // version of the last checkpoint committed on this branch
-	cpID    string // that checkpoint
+	cpAt    uint64 // version at which the branch's head checkpoint was its state
 }
 
 // New opens a gateway on db. When db already held state (a real restart), every
@@ -305,10 +304,6 @@ func (g *Gateway) Subscribe(ctx context.Context, t Target, id string, probe bool
 	}
 	return sub, nil
 }
-
-// destroyTransports destroys the transports of ns's branch under their
-// subscribers (checkout); abort is always true.
-func (g *Gateway) destroyTransports(ns, branch string, _ bool) { g.transports.Destroy(ns, branch) }
 
 // Shutdown ends every open stream at once (graceful shutdown, issue 6): the
 // transports are destroyed as by a restart, so subscribers return.

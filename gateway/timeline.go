@@ -1,150 +1,108 @@
 package gateway
 
 import (
-	"container/heap"
-	"sort"
-
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/state"
+	"github.com/hermes-emulator/hermes-emulator/timeline"
 )
 
-// The timeline (controls.md §8): one per namespace, a DAG of checkpoints with
-// named branch heads. A checkpoint holds a State value (an O(1) snapshot), the
-// global clock and the fault RNG.
-//
-// Committing a checkpoint is O(log n) whatever the number of snapshots and
-// branches (hardening H7): a checkpoint counts the branches whose head it is
-// and the snapshots pinning it, and the unprotected ones wait in a min-heap by
-// age, so retention evicts the oldest without scanning past protected ones.
-
-type checkpoint struct {
-	id, branch, parent string
-	seq                int64
-	at                 float64 // clock ms at commit
-	st                 state.State
-	clock              runs.Clock
-	rng                runs.RNG
-	records            int
-	heads, pins        int  // branches whose head it is; snapshots pinning it
-	gone               bool // evicted
-}
-
-func (c *checkpoint) protected() bool { return c.heads > 0 || c.pins > 0 }
-
-// timeline invariants (check): cps holds exactly the retained checkpoints;
-// order lists them in creation order among evicted ones (gone) that a
-// compaction removes; every retained unprotected checkpoint is in free;
-// heads[b] is retained and counted in its heads.
-type timeline struct {
-	seq   int64
-	cps   map[string]*checkpoint
-	order []*checkpoint     // creation order, evicted ones included until compacted
-	heads map[string]string // branch → head checkpoint id
-	free  ageHeap           // unprotected checkpoints, oldest first (stale entries skipped)
-	seen  int               // checkpoints retention examined (the work of H7, for tests)
-}
-
-// ageHeap is a min-heap of checkpoints by seq.
-type ageHeap []*checkpoint
-
-func (h ageHeap) Len() int           { return len(h) }
-func (h ageHeap) Less(i, j int) bool { return h[i].seq < h[j].seq }
-func (h ageHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *ageHeap) Push(x any)        { *h = append(*h, x.(*checkpoint)) }
-func (h *ageHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return c
-}
+// The timeline routes (controls §8) on package timeline, which keeps each
+// namespace's checkpoints, heads, retention and snapshots and decides what
+// each route does. The gateway is its Host: it captures a branch's state into
+// a checkpoint and restores it, serves x-mockingbird-at views and tells
+// Options.OnChange of every checkpoint.
 
 // Checkpoint describes one checkpoint (POST /__admin/checkpoints, GET /__admin/timeline).
-type Checkpoint struct {
-	ID, Branch, Parent string // Parent "" = null
-	At                 float64
-	Records            int
+type Checkpoint = timeline.Info
+
+// Timeline is GET /__admin/timeline (controls §8.5).
+type Timeline = timeline.Listing
+
+// BranchHead names a branch and its head checkpoint.
+type BranchHead = timeline.BranchHead
+
+// captured is what a checkpoint holds: a branch's State (an O(1) copy), the
+// global clock and the fault RNG.
+type captured struct {
+	st    state.State
+	clock runs.Clock
+	rng   runs.RNG
 }
 
-func (c *checkpoint) info() Checkpoint {
-	return Checkpoint{ID: c.id, Branch: c.branch, Parent: c.parent, At: c.at, Records: c.records}
-}
+type checkpoint = timeline.Checkpoint[captured]
 
 // tl returns ns's timeline, creating it with an initial checkpoint of the main
 // state on first use. Callers hold g.mu.
-func (g *Gateway) tl(ns *namespace) *timeline {
+func (g *Gateway) tl(ns *namespace) *timeline.Timeline[captured] {
 	if ns.tl == nil {
-		ns.tl = &timeline{cps: map[string]*checkpoint{}, heads: map[string]string{}}
-		g.commitCheckpoint(ns, "main")
+		ns.tl = timeline.New[captured](g.opts.MaxCheckpoints, host{g, ns})
+		ns.tl.Commit("main")
 	}
 	return ns.tl
 }
 
-// setHead points branch at c.
-func (t *timeline) setHead(branch string, c *checkpoint) {
-	if old := t.cps[t.heads[branch]]; old != nil {
-		old.heads--
-		t.release(old)
-	}
-	c.heads++
-	t.heads[branch] = c.id
+// host is a namespace as its timeline sees it (timeline.Host).
+type host struct {
+	g  *Gateway
+	ns *namespace
 }
 
-// release queues c for eviction once nothing protects it.
-func (t *timeline) release(c *checkpoint) {
-	if !c.protected() && !c.gone {
-		heap.Push(&t.free, c)
+func (h host) Exists(branch string) bool { return h.ns.branches[branch] != nil }
+
+func (h host) Create() *runs.Error { return h.g.register(h.ns) }
+
+func (h host) Capture(branch string) (captured, float64, int) {
+	st := h.ns.branches[branch].st
+	return captured{st, h.g.clock, h.g.rng}, h.g.nowMs(), st.Records()
+}
+
+// Committed notes that branch is at its head and tells Options.OnChange once
+// the namespace is created.
+func (h host) Committed(branch, id string) {
+	bs := h.ns.branches[branch]
+	bs.cpAt = bs.version
+	if h.g.spaces[h.ns.name] == h.ns {
+		h.g.changed(Change{Kind: "checkpoint", Namespace: h.ns.name, Branch: branch, Checkpoint: id})
+	}
+}
+
+// Restore replaces branch's state by c's: main's durable copy and scenario
+// cursors follow, the branch's transports are destroyed; a checkout also
+// restores the global clock and fault RNG.
+func (h host) Restore(branch string, c captured, checkout bool) {
+	g, ns := h.g, h.ns
+	bs := ns.branches[branch]
+	if bs == nil {
+		bs = &branchState{}
+		ns.branches[branch] = bs
+	}
+	if branch == "main" {
+		g.rewriteDurable(ns.name, c.st)
+	}
+	g.transports.Destroy(ns.name, branch)
+	bs.st = c.st
+	bs.version++
+	if branch == "main" {
+		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
+	}
+	bs.cpAt = bs.version
+	if checkout {
+		g.clock, g.rng = c.clock, c.rng
+		g.saveClock()
+		g.auto.runner.Kick()
 	}
 }
 
 // commitCheckpoint captures branch's current state. Callers hold g.mu.
-func (g *Gateway) commitCheckpoint(ns *namespace, branch string) string {
-	t := g.tl(ns)
-	bs := ns.branches[branch]
-	t.seq++
-	c := &checkpoint{id: runs.CheckpointID(t.seq), seq: t.seq, branch: branch, parent: t.heads[branch],
-		at: g.nowMs(), st: bs.st, clock: g.clock, rng: g.rng, records: bs.st.Records()}
-	t.cps[c.id] = c
-	t.order = append(t.order, c)
-	t.setHead(branch, c)
-	bs.cpAt, bs.cpID = bs.version, c.id
-	g.retain(t)
-	if g.spaces[ns.name] == ns {
-		g.changed(Change{Kind: "checkpoint", Namespace: ns.name, Branch: branch, Checkpoint: c.id})
-	}
-	return c.id
+func (g *Gateway) commitCheckpoint(ns *namespace, branch string) *checkpoint {
+	return g.tl(ns).Commit(branch)
 }
 
-// retain discards the oldest checkpoints that are neither a branch head nor
-// pinned by a snapshot, down to --max-checkpoints (controls §8.1).
-func (g *Gateway) retain(t *timeline) {
-	for len(t.cps) > g.opts.MaxCheckpoints && len(t.free) > 0 {
-		c := heap.Pop(&t.free).(*checkpoint)
-		t.seen++
-		if c.gone || c.protected() {
-			continue // stale: evicted already, or protected since (released again later)
-		}
-		c.gone = true
-		delete(t.cps, c.id)
-	}
-	if n := len(t.order); n > 64 && n > 2*len(t.cps) {
-		live := make([]*checkpoint, 0, len(t.cps))
-		for _, c := range t.order {
-			if !c.gone {
-				live = append(live, c)
-			}
-		}
-		t.order = live
-	}
-	if n := len(t.free); n > 64 && n > 2*len(t.cps) {
-		t.free = t.free[:0]
-		for _, c := range t.order {
-			if !c.gone && !c.protected() {
-				t.free = append(t.free, c)
-			}
-		}
-		heap.Init(&t.free)
-	}
+// branch returns ns's branch, created at a fresh checkpoint of main when it
+// does not exist. Callers hold g.mu.
+func (g *Gateway) branch(ns *namespace, name string) *branchState {
+	g.tl(ns).Place(name, nil)
+	return ns.branches[name]
 }
 
 // Finish is the finishing step of a vendor mutation answered 200–399 (runs-api
@@ -158,14 +116,11 @@ func (g *Gateway) Finish(t Target, accepted string) string {
 	if err != nil {
 		return ""
 	}
-	bs := ns.branches[t.Branch]
-	if bs == nil {
-		bs = g.createBranch(ns, t.Branch, "")
-	}
-	if accepted != "" && bs.cpID == accepted && bs.cpAt == bs.version {
+	bs := g.branch(ns, t.Branch)
+	if accepted != "" && ns.tl.Head(t.Branch).ID == accepted && bs.cpAt == bs.version {
 		return accepted
 	}
-	return g.commitCheckpoint(ns, t.Branch)
+	return ns.tl.Commit(t.Branch).ID
 }
 
 // CommitCheckpoint is POST /__admin/checkpoints (controls §8.3).
@@ -179,28 +134,8 @@ func (g *Gateway) CommitCheckpoint(ns, branch string) (Checkpoint, *runs.Error) 
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	g.tl(space)
-	if space.branches[branch] == nil {
-		g.createBranch(space, branch, "")
-	}
-	id := g.commitCheckpoint(space, branch)
-	return space.tl.cps[id].info(), nil
-}
-
-// createBranch makes a new branch. With at == "" it starts at the current main
-// state, first committed as a new main checkpoint; else at checkpoint at (which
-// must exist). Callers hold g.mu.
-func (g *Gateway) createBranch(ns *namespace, branch, at string) *branchState {
-	t := g.tl(ns)
-	if at == "" {
-		at = g.commitCheckpoint(ns, "main")
-	}
-	c := t.cps[at]
-	bs := &branchState{st: c.st}
-	ns.branches[branch] = bs
-	t.setHead(branch, c)
-	bs.cpID = c.id
-	return bs
+	g.branch(space, branch)
+	return space.tl.Commit(branch).Info, nil
 }
 
 // Branch is POST /__admin/branches/:name (controls §8.4).
@@ -209,48 +144,7 @@ func (g *Gateway) Branch(ns, branch, at string) (Checkpoint, *runs.Error) {
 		return Checkpoint{}, runs.BadName("branch", 409)
 	}
 	defer g.unlockDurable(g.lock())
-	space := g.space(ns)
-	t := g.tl(space)
-	if at != "" && t.cps[at] == nil {
-		return Checkpoint{}, runs.Admin(409, "no checkpoint "+runs.Echo(at))
-	}
-	if err := g.register(space); err != nil {
-		return Checkpoint{}, err
-	}
-	if space.branches[branch] == nil {
-		g.createBranch(space, branch, at)
-	} else if at != "" && t.heads[branch] != at {
-		g.moveBranch(space, branch, t.cps[at], false)
-	}
-	info := t.cps[t.heads[branch]].info()
-	info.Branch = branch
-	return info, nil
-}
-
-// moveBranch points branch at c and restores its state; withClock also restores
-// the global clock and fault RNG (checkout). Callers hold g.mu.
-func (g *Gateway) moveBranch(ns *namespace, branch string, c *checkpoint, withClock bool) {
-	bs := ns.branches[branch]
-	if bs == nil {
-		bs = &branchState{}
-		ns.branches[branch] = bs
-	}
-	if branch == "main" {
-		g.rewriteDurable(ns.name, c.st)
-	}
-	g.destroyTransports(ns.name, branch, true)
-	bs.st = c.st
-	bs.version++
-	if branch == "main" {
-		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
-	}
-	bs.cpAt, bs.cpID = bs.version, c.id
-	ns.tl.setHead(branch, c)
-	if withClock {
-		g.clock, g.rng = c.clock, c.rng
-		g.saveClock()
-		g.auto.runner.Kick()
-	}
+	return g.tl(g.space(ns)).Branch(branch, at)
 }
 
 // Checkout is POST /__admin/branches/:name/checkout (controls §8.5).
@@ -259,51 +153,25 @@ func (g *Gateway) Checkout(ns, branch, cp string) *runs.Error {
 		return runs.BadName("branch", 409)
 	}
 	defer g.unlockDurable(g.lock())
-	space := g.space(ns)
-	c := g.tl(space).cps[cp]
-	if c == nil {
-		return runs.Admin(409, "no checkpoint "+runs.Echo(cp))
-	}
-	if err := g.register(space); err != nil {
-		return err
-	}
-	g.moveBranch(space, branch, c, true)
-	return nil
+	return g.tl(g.space(ns)).Checkout(branch, cp)
 }
-
-// Timeline is GET /__admin/timeline (controls §8.5).
-type Timeline struct {
-	Branches    []BranchHead
-	Checkpoints []Checkpoint
-}
-
-// BranchHead names a branch and its head checkpoint.
-type BranchHead struct{ Name, Head string }
 
 // Timeline returns ns's timeline (that of an empty namespace when ns was not
 // created; reading creates nothing).
 func (g *Gateway) Timeline(ns string) Timeline {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	t := g.tl(g.space(ns))
-	var out Timeline
-	for name, head := range t.heads {
-		out.Branches = append(out.Branches, BranchHead{name, head})
-	}
-	sort.Slice(out.Branches, func(i, j int) bool { return out.Branches[i].Name < out.Branches[j].Name })
-	for _, c := range t.order {
-		if !c.gone {
-			out.Checkpoints = append(out.Checkpoints, c.info())
-		}
-	}
-	return out
+	return g.tl(g.space(ns)).List()
 }
 
 // Head returns the head checkpoint of ns's branch ("" when none).
 func (g *Gateway) Head(ns, branch string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.tl(g.space(ns)).heads[branch]
+	if c := g.tl(g.space(ns)).Head(branch); c != nil {
+		return c.ID
+	}
+	return ""
 }
 
 // Select resolves a vendor request's branch and x-mockingbird-at (controls §8.6)
@@ -322,37 +190,45 @@ func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Er
 			return Target{}, err
 		}
 	}
-	t := g.tl(space)
-	var c *checkpoint
-	if at != "" {
-		if c = t.cps[at]; c == nil {
-			return Target{}, runs.Admin(409, "no checkpoint "+runs.Echo(at))
-		}
+	c, err := g.tl(space).Select(branch, at, mutating)
+	if err != nil {
+		return Target{}, err
 	}
 	target := Target{NS: ns, Branch: branch}
-	if branch != "main" {
-		switch {
-		case space.branches[branch] == nil:
-			if err := g.register(space); err != nil {
-				return Target{}, err
-			}
-			g.createBranch(space, branch, at)
-		case c != nil && t.heads[branch] != at:
-			g.moveBranch(space, branch, c, false)
-		}
-		return target, nil
+	if c != nil {
+		view := c.State.st // a read-only view of the checkpoint
+		target.view = &view
 	}
-	if c == nil {
-		return target, nil
-	}
-	if mutating {
-		if err := g.register(space); err != nil {
-			return Target{}, err
-		}
-		g.moveBranch(space, "main", c, true)
-		return target, nil
-	}
-	view := c.st
-	target.view = &view
 	return target, nil
+}
+
+// Snapshot pins a new main checkpoint of ns (controls §8.7) and returns the
+// snapshot's id and the checkpoint's records.
+func (g *Gateway) Snapshot(ns string) (string, int, *runs.Error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	space, err := g.create(ns)
+	if err != nil {
+		return "", 0, err
+	}
+	c := g.commitCheckpoint(space, "main")
+	return g.snaps.Pin(ns, space.tl, c), c.Records, nil
+}
+
+// RestoreSnapshot checks out main of ns to the snapshot's checkpoint.
+func (g *Gateway) RestoreSnapshot(ns, id string) *runs.Error {
+	defer g.unlockDurable(g.lock())
+	space := g.space(ns)
+	c, err := g.snaps.Find(ns, id, space.tl)
+	if err == nil {
+		space.tl.Move("main", c, true)
+	}
+	return err
+}
+
+// DeleteSnapshot unpins a snapshot.
+func (g *Gateway) DeleteSnapshot(id string) *runs.Error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.snaps.Delete(id)
 }

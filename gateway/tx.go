@@ -81,7 +81,7 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 		}
 		g.commit(x)
 		if creates {
-			cp = g.commitCheckpoint(x.ns, x.branch)
+			cp = g.commitCheckpoint(x.ns, x.branch).ID
 		}
 		return ferr
 	})
@@ -147,10 +147,7 @@ func (g *Gateway) begin(t Target) *tx {
 		x.view = true
 		return x
 	}
-	bs := ns.branches[t.Branch]
-	if bs == nil {
-		bs = g.createBranch(ns, t.Branch, "")
-	}
+	bs := g.branch(ns, t.Branch)
 	x.bs = bs
 	x.st = bs.st
 	x.durable = t.Branch == "main"

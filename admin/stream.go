@@ -68,10 +68,14 @@ func NewHub(maxBytes int) *Hub {
 // not be queued for the hub at all (gateway.Options.Listening).
 func (h *Hub) Listening() bool { return h.n.Load() > 0 }
 
-// Change publishes a gateway change (gateway.Options.OnChange). A "clock"
-// change carries no state: publish it with Clock.
+// Change publishes a gateway change (gateway.Options.OnChange); it never
+// blocks (a subscriber whose buffer is full is dropped).
 func (h *Hub) Change(c gateway.Change) {
-	if h.n.Load() == 0 || c.Kind == "clock" {
+	if h.n.Load() == 0 {
+		return
+	}
+	if c.Kind == "clock" {
+		h.Clock(*c.Clock)
 		return
 	}
 	o := newObj().str("kind", c.Kind).str("namespace", c.Namespace).str("branch", c.Branch)

@@ -216,24 +216,12 @@ func New(opts Options) (*Server, error) {
 		db = file
 	}
 	metrics := &journal.Metrics{}
-	// The control plane's change stream hears every committed change; a clock
-	// move is published with the clock's new state.
-	var (
-		gw  *gateway.Gateway
-		err error
-	)
-	onChange := func(c gateway.Change) {
-		if c.Kind != "clock" {
-			hub.Change(c)
-		} else if gw != nil {
-			hub.Clock(gw.Clock())
-		}
-	}
-	gw, err = gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
+	// The control plane's change stream hears every committed change.
+	gw, err := gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
 		MaxCheckpoints: opts.MaxCheckpoints, SubscribeWait: opts.SSESubscribeWait, Seed: opts.Seed,
 		MaxNamespaces: opts.MaxNamespaces, SSEBufferBytes: opts.SSEBufferBytes, Logger: log,
 		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
-		OnChange:       onChange, Listening: hub.Listening, Scenarios: opts.Scenarios, OnScenarioStep: metrics.ScenarioStep})
+		OnChange:       hub.Change, Listening: hub.Listening, Scenarios: opts.Scenarios, OnScenarioStep: metrics.ScenarioStep})
 	if err != nil {
 		db.Close()
 		return nil, err

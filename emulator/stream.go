@@ -17,6 +17,5 @@ func (s *Server) faultFired(ns, opID string, out faults.Outcome) {
 	if out.Response != nil && !out.Drop {
 		status = out.Response.Status
 	}
-	s.gw.HeardChanges() // the changes before it (a clock move) come first on the stream
 	s.hub.Fault(ns, out.FaultID, opID, status)
 }

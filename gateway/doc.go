@@ -39,8 +39,8 @@
 //	             with --db, outside the lock.
 //	durable.go   start-up load (a stale restart of every stored namespace),
 //	             rewriting a namespace's durable copy, Close.
-//	change.go    Change and the queue that hands them to Options.OnChange
-//	             outside the lock, in commit order.
+//	change.go    Change, told to Options.OnChange under the lock, in commit
+//	             order (the listener must not block: admin.Hub buffers).
 //	view.go      the control plane's read views (Runs, RunView); they read
 //	             main under the lock and create nothing. The listing order
 //	             and its cursor are runs.PageKey.

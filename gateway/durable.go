@@ -63,9 +63,6 @@ func (g *Gateway) rewriteDurable(ns string, st state.State) {
 // requests have stopped, before closing the store.
 func (g *Gateway) Close() error {
 	g.auto.runner.Close() // before the lock: a tick in progress takes it
-	if g.changes != nil {
-		g.changes.close() // outside the lock: a listener may read the gateway
-	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.q.Close()

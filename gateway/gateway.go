@@ -31,12 +31,12 @@ type Options struct {
 	// OnStorageError, when set, hears of every failed durable write (the
 	// request that made it answers 500 with --db; in memory none waits).
 	OnStorageError func(error)
-	// OnChange, when set, hears every change after it is committed, in
-	// commit order, from one goroutine: never under the gateway lock, and a
-	// slow listener never blocks it (changes queue for it).
+	// OnChange, when set, hears every change as it is committed, in commit
+	// order, under the gateway lock: it must not block nor call the Gateway
+	// (admin.Hub.Change buffers per subscriber and drops a slow one).
 	OnChange func(Change)
 	// Listening, when set, says whether OnChange has anyone to tell: while it
-	// answers false no change is queued (no goroutine wakes per commit).
+	// answers false no Change is made at all.
 	Listening func() bool
 	// Scenarios is every namespace's default scenario set (serve --scenarios,
 	// docs/scenarios.md); nil = none.
@@ -66,8 +66,7 @@ type Gateway struct {
 	transports *transport.Set  // SSE transports; its own lock, taken after g.mu
 	q          *storage.Writer // durable batches, written in order
 	snaps      timeline.Snapshots[captured]
-	changes    *changeQueue // nil without Options.OnChange
-	auto       autopilot    // scenarios (autopilot.go)
+	auto       autopilot // scenarios (autopilot.go)
 }
 
 // namespace is one namespace: its branches and its timeline.
@@ -136,9 +135,6 @@ func New(db storage.Store, opts Options) (*Gateway, error) {
 	if err := g.load(); err != nil {
 		return nil, err
 	}
-	if opts.OnChange != nil {
-		g.changes = newChangeQueue(opts.OnChange)
-	}
 	g.q = storage.NewWriter(db, opts.OnStorageError)
 	g.startAutopilot()
 	return g, nil
@@ -202,7 +198,10 @@ func (g *Gateway) saveClock() {
 	// The clock is durable with --db (runs-api §10.4), written in order with
 	// the other durable changes.
 	g.q.Enqueue(storage.Batch{Clock: &storage.Clock{Frozen: g.clock.Frozen, FrozenMs: g.clock.FrozenMs, OffsetMs: g.clock.OffsetMs}})
-	g.changed(Change{Kind: "clock"})
+	if g.listening() {
+		cs := g.clockState()
+		g.changed(Change{Kind: "clock", Clock: &cs})
+	}
 }
 
 // SetClockJSON applies a clock request given as JSON text (emulator options).

@@ -73,15 +73,17 @@ func TestRunsView(t *testing.T) {
 	}
 }
 
-// OnChange hears every committed change in order, outside the lock.
+// OnChange hears every committed change in commit order, before the call
+// that made it returns; a clock move carries the clock it left.
 func TestOnChange(t *testing.T) {
 	var mu sync.Mutex
 	var kinds []string
-	var g *Gateway
-	g = newBoundGateway(t, Options{OnChange: func(c Change) {
-		g.Now() // the lock is free
+	g := newBoundGateway(t, Options{OnChange: func(c Change) {
 		mu.Lock()
 		kinds = append(kinds, c.Kind+":"+c.Status)
+		if c.Kind == "clock" && (c.Clock == nil || c.Clock.OffsetMs != 2*3600*1000) {
+			t.Errorf("clock change %+v", c.Clock)
+		}
 		mu.Unlock()
 	}})
 	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
@@ -122,7 +124,6 @@ func TestOnChangeOnlyWhileListening(t *testing.T) {
 	if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
 		t.Fatal(err)
 	}
-	g.HeardChanges()
 	mu.Lock()
 	if len(kinds) != 0 {
 		t.Fatalf("heard %v while nobody listened", kinds)
@@ -132,7 +133,6 @@ func TestOnChangeOnlyWhileListening(t *testing.T) {
 	if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
 		t.Fatal(err)
 	}
-	g.HeardChanges()
 	mu.Lock()
 	defer mu.Unlock()
 	if want := []string{"run.created", "checkpoint"}; !slices.Equal(kinds, want) {

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -64,7 +63,7 @@ const (
 	maxPooledDepth = 64
 )
 
-func parseText(s string, stored bool) (Value, error) {
+func parseText(s []byte, stored bool) (Value, error) {
 	p := parsers.Get().(*jsonParser)
 	p.s, p.pos, p.stored = s, 0, stored
 	v, err := p.parse()
@@ -76,7 +75,7 @@ func parseText(s string, stored bool) (Value, error) {
 	clear(p.stack[:cap(p.stack)])
 	clear(p.keys)
 	clear(p.vals)
-	p.s, p.stack, p.keys, p.vals = "", p.stack[:0], p.keys[:0], p.vals[:0]
+	p.s, p.stack, p.keys, p.vals = nil, p.stack[:0], p.keys[:0], p.vals[:0]
 	parsers.Put(p)
 	return v, err
 }
@@ -93,7 +92,7 @@ type jsonFrame struct {
 }
 
 type jsonParser struct {
-	s      string
+	s      []byte // the text; strings are copied out of it, so no value refers to it
 	pos    int
 	stored bool
 	stack  []jsonFrame
@@ -104,6 +103,11 @@ type jsonParser struct {
 
 func (p *jsonParser) fail(msg string) error {
 	return &syntaxError{Offset: p.pos, Msg: msg}
+}
+
+// literal reports whether the text at p.pos starts with lit.
+func (p *jsonParser) literal(lit string) bool {
+	return len(p.s)-p.pos >= len(lit) && string(p.s[p.pos:p.pos+len(lit)]) == lit
 }
 
 func (p *jsonParser) skipSpace() {
@@ -162,19 +166,19 @@ value:
 		}
 		v = Value{Kind: String, Str: s}
 	case 't':
-		if !strings.HasPrefix(p.s[p.pos:], "true") {
+		if !p.literal("true") {
 			return Value{}, p.fail("invalid literal")
 		}
 		p.pos += 4
 		v = Value{Kind: Bool, Bool: true}
 	case 'f':
-		if !strings.HasPrefix(p.s[p.pos:], "false") {
+		if !p.literal("false") {
 			return Value{}, p.fail("invalid literal")
 		}
 		p.pos += 5
 		v = Value{Kind: Bool}
 	case 'n':
-		if !strings.HasPrefix(p.s[p.pos:], "null") {
+		if !p.literal("null") {
 			return Value{}, p.fail("invalid literal")
 		}
 		p.pos += 4

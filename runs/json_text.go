@@ -13,13 +13,13 @@ const utf8BOM = "\xEF\xBB\xBF"
 // decodeBody turns request bytes into text as the WHATWG "UTF-8 decode"
 // algorithm does (wire.md §2.1): one leading BOM is removed and every maximal
 // invalid subpart becomes one U+FFFD. The result is always valid UTF-8. A body
-// that is already valid costs one copy.
-func decodeBody(body []byte) string {
+// that is already valid is returned as it is (no copy).
+func decodeBody(body []byte) []byte {
 	if len(body) >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF {
 		body = body[3:]
 	}
 	if utf8.Valid(body) {
-		return string(body)
+		return body
 	}
 	out := make([]byte, 0, len(body)+len(body)/2)
 	for i := 0; i < len(body); {
@@ -37,7 +37,7 @@ func decodeBody(body []byte) string {
 		out = append(out, "\uFFFD"...)
 		i += invalidLen(body[i:])
 	}
-	return string(out)
+	return out
 }
 
 // invalidLen is the length of the maximal invalid subpart at the front of p,

@@ -2,20 +2,19 @@ package runs
 
 import (
 	"strconv"
-	"strings"
 )
 
 // The tokens of Parse: strings (with their escapes) and numbers.
 
 // readString reads a string body after its opening quote. Without escapes the
-// result is a substring of the text; with escapes it is built in p.buf.
+// result is a copy of its span of the text; with escapes it is built in p.buf.
 func (p *jsonParser) readString() (string, error) {
 	start := p.pos
 	for i := p.pos; i < len(p.s); i++ {
 		switch c := p.s[i]; {
 		case c == '"':
 			p.pos = i + 1
-			return p.s[start:i], nil
+			return string(p.s[start:i]), nil
 		case c == '\\':
 			p.pos = i
 			return p.readEscaped(start)
@@ -90,12 +89,12 @@ func (p *jsonParser) readEscaped(start int) (string, error) {
 }
 
 // hex4 reads four hex digits (either case) at s[i:].
-func hex4(s string, i int) (rune, bool) {
+func hex4(s []byte, i int) (rune, bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range []byte(s[i : i+4]) {
+	for _, c := range s[i : i+4] {
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
@@ -119,7 +118,7 @@ func (p *jsonParser) readNumber() (Value, error) {
 	if i < len(s) && s[i] == '-' {
 		i++
 	}
-	if p.stored && strings.HasPrefix(s[i:], "Infinity") {
+	if p.stored && len(s)-i >= len("Infinity") && string(s[i:i+len("Infinity")]) == "Infinity" {
 		p.pos = i + len("Infinity")
 		if i > start {
 			return FloatValue(negInf), nil
@@ -157,7 +156,7 @@ func (p *jsonParser) readNumber() (Value, error) {
 		i, isInt = j, false
 	}
 	p.pos = i
-	lex := s[start:i]
+	lex := string(s[start:i])
 	if isInt {
 		if lex == "-0" {
 			lex = "0"
@@ -171,7 +170,7 @@ func (p *jsonParser) readNumber() (Value, error) {
 }
 
 // skipDigits returns the index of the first non-digit at or after i.
-func skipDigits(s string, i int) int {
+func skipDigits(s []byte, i int) int {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}

@@ -52,8 +52,10 @@
 //	             holds exactly one entry per cursor that waits for no answer,
 //	             equal to the cursor's.
 //
-// The invariant checks of this package (checkTimelines, checkAutopilot,
-// checkTransports) live in check_test.go: they walk everything, and the model
-// tests (lineage_test.go, autopilot_test.go, bounds_test.go) call them after
-// every step; state.State.Check is package state's.
+// The invariant checks live in check_test.go: check walks everything the
+// gateway holds (state.State.Check of every branch, checkAutopilot,
+// checkTimelines, checkTransports) and the model test (TestAutopilotModel in
+// autopilot_test.go, keyed and keyless admissions, controls, checkpoints,
+// checkouts, restarts, resets) calls it after every step; bounds_test.go and
+// gateway_test.go call the timeline and transport checks after their steps.
 package gateway

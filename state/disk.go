@@ -40,11 +40,14 @@ func newDiskRows(store storage.Store, ns string) *diskRows {
 // diskRow is a stored row as a start-up reservation: a real restart made every
 // owner stale (runs-api §10.4).
 func diskRow(r storage.Reservation) *Reservation {
-	res, err := ReservationOf(r)
-	if err != nil {
-		panic(err) // the store holds what this package wrote; a row that does not parse is a bug
+	rec, err := runs.ParseStored(r.Record)
+	if err != nil || rec.Kind != runs.Object {
+		// The store holds what the gateway wrote; a row that does not parse is a bug.
+		panic(fmt.Sprintf("state: stored reservation %s of %s: record does not parse", r.RunID, r.Namespace))
 	}
-	return res.WithOwner(false, false)
+	r.Namespace = "" // a batch names it
+	r.Local, r.Alive = false, false
+	return &Reservation{Reservation: r, Status: runs.RecordStatus(rec.Obj)}
 }
 
 func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {

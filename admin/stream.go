@@ -33,10 +33,10 @@ const MaxStreamSubscribers = 64
 // so that tests can shorten it.
 var streamKeepalive = 15 * time.Second
 
-// Hub is the change stream: publishers (the gateway's OnChange, the clock
-// routes, the pipeline's fault step) call its methods; GET /__admin/stream
-// subscribes. Safe for concurrent use; publishing never blocks on a
-// subscriber.
+// Hub is the change stream: publishers (the gateway's OnChange, called under
+// the gateway lock and carrying clock moves too, and the pipeline's fault
+// step) call its methods; GET /__admin/stream subscribes. Safe for concurrent
+// use; publishing never blocks on a subscriber and never calls out.
 type Hub struct {
 	mu     sync.Mutex
 	max    int

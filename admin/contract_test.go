@@ -170,7 +170,7 @@ func TestStreamEventShapes(t *testing.T) {
 	hub.Change(gateway.Change{Kind: "checkpoint", Namespace: "s", Branch: "b", Checkpoint: "cp_00000002"})
 	hub.Change(gateway.Change{Kind: "run.removed", Namespace: "s", Branch: "main", RunID: "run_1"})
 	hub.Change(gateway.Change{Kind: "run.event", Namespace: "s", Branch: "main", RunID: "run_1", Frame: []byte("data: {\"x\": Infinity}\n\n")})
-	hub.Clock(gateway.ClockState{Now: 1700000000000, Frozen: true, OffsetMs: 5})
+	hub.Change(gateway.Change{Kind: "clock", Clock: &gateway.ClockState{Now: 1700000000000, Frozen: true, OffsetMs: 5}})
 	hub.Fault("s", "f1", "", 0)
 	hub.Fault("s2", "f2", "RunGet", 503) // another namespace
 	frames, end := hub.take(s)

@@ -33,10 +33,10 @@ const MaxStreamSubscribers = 64
 // so that tests can shorten it.
 var streamKeepalive = 15 * time.Second
 
-// Hub is the change stream: publishers (the gateway's OnChange, the clock
-// routes, the pipeline's fault step) call its methods; GET /__admin/stream
-// subscribes. Safe for concurrent use; publishing never blocks on a
-// subscriber.
+// Hub is the change stream: publishers (the gateway's OnChange, called under
+// the gateway lock and carrying clock moves too, and the pipeline's fault
+// step) call its methods; GET /__admin/stream subscribes. Safe for concurrent
+// use; publishing never blocks on a subscriber and never calls out.
 type Hub struct {
 	mu     sync.Mutex
 	max    int
@@ -74,8 +74,8 @@ func (h *Hub) Change(c gateway.Change) {
 	if h.n.Load() == 0 {
 		return
 	}
-	if c.Kind == "clock" {
-		h.Clock(*c.Clock)
+	if c.Kind == "clock" { // the clock is global: every subscriber hears it
+		h.publish("", "clock", newObj().str("kind", "clock").rawBytes("clock", clockBody(*c.Clock)).bytes())
 		return
 	}
 	o := newObj().str("kind", c.Kind).str("namespace", c.Namespace).str("branch", c.Branch)
@@ -98,14 +98,6 @@ func (h *Hub) Change(c gateway.Change) {
 		}
 	}
 	h.publish(c.Namespace, c.Kind, o.bytes())
-}
-
-// Clock publishes a clock move; every subscriber hears it (the clock is global).
-func (h *Hub) Clock(s gateway.ClockState) {
-	if h.n.Load() == 0 {
-		return
-	}
-	h.publish("", "clock", newObj().str("kind", "clock").rawBytes("clock", clockBody(s)).bytes())
 }
 
 // Fault publishes a fault rule that fired on a vendor request of namespace ns:

@@ -20,8 +20,10 @@ const modelScenario = `{"scenarios":[{"name":"m","match":{"input":"^go"},"steps"
 
 // TestAutopilotModel drives admissions, answers, stops, manual observations,
 // clock advances, checkpoints, checkouts, restarts and resets at random on a
-// frozen clock, and checks after every step that the due-step queue follows
-// the cursors of every main branch, and that an advance leaves nothing overdue.
+// frozen clock, and checks after every step every invariant the gateway holds
+// (check: every branch's State, the due-step queue following the cursors of
+// every main branch, timelines, transports), and that an advance leaves
+// nothing overdue. A third of the admissions are keyed.
 func TestAutopilotModel(t *testing.T) {
 	set, perr := scenarios.Parse([]byte(modelScenario))
 	if perr != nil {
@@ -30,6 +32,7 @@ func TestAutopilotModel(t *testing.T) {
 	g, _ := newClockGateway(t)
 	fired := 0
 	answered := map[string]int{}
+	keyed := map[string]int{} // keyed admissions: created, replayed, conflict
 	g.mu.Lock()
 	g.auto.sets.Default = set
 	g.opts.OnScenarioStep = func(string) { fired++ }
@@ -70,11 +73,25 @@ func TestAutopilotModel(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				input = "stay"
 			}
-			a, err := g.Admit(Main(ns), "", "", &runs.Submission{Message: runs.StringValue(input)})
-			if err != nil {
+			key := ""
+			if rng.IntN(3) == 0 { // keyed: a reservation, replayed or conflicting when the key is taken
+				key = "k" + strconv.Itoa(rng.IntN(20))
+			}
+			a, err := g.Admit(Main(ns), key, "fp "+input, &runs.Submission{Message: runs.StringValue(input)})
+			if err != nil && !(key != "" && err.Status == 409) {
 				t.Fatal(err)
 			}
-			ids[ns] = append(ids[ns], a.RunID)
+			switch {
+			case err != nil:
+				keyed["conflict"]++
+			case a.Replayed:
+				keyed["replayed"]++
+			default:
+				ids[ns] = append(ids[ns], a.RunID)
+				if key != "" {
+					keyed["created"]++
+				}
+			}
 		case 2:
 			choice := []string{"once", "deny"}[rng.IntN(2)]
 			if _, err := g.Approve(Main(ns), pick(), &runs.ApprovalAnswer{Choice: choice}, nil); err == nil {
@@ -117,19 +134,17 @@ func TestAutopilotModel(t *testing.T) {
 			look()
 		}
 		g.mu.Lock()
-		err := g.checkAutopilot()
-		if err == nil {
-			err = g.checkTimelines()
-		}
+		err := g.check()
 		g.mu.Unlock()
 		if err != nil {
 			t.Fatalf("step %d (op %d): %v", step, op, err)
 		}
 	}
-	if fired < 1000 || seen[runs.Completed] == 0 || seen[runs.Failed] == 0 || seen[runs.Cancelled] == 0 || seen[runs.WaitingForApproval] == 0 {
-		t.Fatalf("fired %d steps; statuses %v; answers %v", fired, seen, answered)
+	if fired < 1000 || seen[runs.Completed] == 0 || seen[runs.Failed] == 0 || seen[runs.Cancelled] == 0 || seen[runs.WaitingForApproval] == 0 ||
+		keyed["created"] == 0 || keyed["replayed"] == 0 || keyed["conflict"] == 0 {
+		t.Fatalf("fired %d steps; statuses %v; answers %v; keyed %v", fired, seen, answered, keyed)
 	}
-	t.Logf("fired %d steps; statuses %v; answers %v", fired, seen, answered)
+	t.Logf("fired %d steps; statuses %v; answers %v; keyed %v", fired, seen, answered, keyed)
 }
 
 // At most MaxNamespaces namespaces hold a scenario set (or its deletion) of

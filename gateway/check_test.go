@@ -8,8 +8,23 @@ import (
 )
 
 // The invariant checks of the gateway's structures (see the comments of
-// State and package timeline). They walk everything, so only the tests call them,
-// after every step of the model tests.
+// package state, package timeline and package transport). They walk
+// everything, so only the tests call them: check, after every step of the
+// model test (autopilot_test.go).
+
+// check verifies everything the gateway holds: every branch's State
+// (state.State.Check), the autopilot queue, the timelines and snapshots, and
+// the transports. Callers hold g.mu.
+func (g *Gateway) check() error {
+	for name, space := range g.spaces {
+		for b, bs := range space.branches {
+			if err := bs.st.Check(); err != nil {
+				return fmt.Errorf("state of %s/%s: %w", name, b, err)
+			}
+		}
+	}
+	return cmp.Or(g.checkAutopilot(), g.checkTimelines(), g.checkTransports())
+}
 
 // checkTimelines verifies every namespace's timeline and the snapshots
 // (timeline.Timeline.Check, timeline.Snapshots.Check). Callers hold g.mu.

@@ -19,7 +19,12 @@
 //	             answers an uncreated one as empty, register creates it, at most
 //	             Options.MaxNamespaces (429 "too many namespaces (max N)").
 //	tx.go        the transaction: begin on a copy of a branch's State, commit
-//	             it back, enqueue its durable batch, publish its frames and changes.
+//	             it back, enqueue its durable batch, publish its frames and
+//	             changes. A change that writes durable batches (through
+//	             storage.Writer, in commit order) waits for them with --db,
+//	             outside the lock (locked; lock/unlockDurable). Change, told to
+//	             Options.OnChange under the lock, in commit order (the listener
+//	             must not block: admin.Hub buffers).
 //	mutate.go    the tx mutators and shared lifecycle steps (hydration, the
 //	             sweep tick, retention sweep and prune). Every change goes
 //	             through them, so the batch and the indexes stay in step.
@@ -34,13 +39,8 @@
 //	             the H5 buffer bound, expiry). Gateway.Subscribe (RunEvents
 //	             steps 2–4) and Shutdown are in gateway.go; tx.publish feeds
 //	             the transports under the lock, in commit order.
-//	flush.go     lock/unlockDurable: a change that writes durable batches
-//	             (through storage.Writer, in commit order) waits for them
-//	             with --db, outside the lock.
 //	durable.go   start-up load (a stale restart of every stored namespace),
 //	             rewriting a namespace's durable copy, Close.
-//	change.go    Change, told to Options.OnChange under the lock, in commit
-//	             order (the listener must not block: admin.Hub buffers).
 //	view.go      the control plane's read views (Runs, RunView); they read
 //	             main under the lock and create nothing. The listing order
 //	             and its cursor are runs.PageKey.
@@ -52,8 +52,10 @@
 //	             holds exactly one entry per cursor that waits for no answer,
 //	             equal to the cursor's.
 //
-// The invariant checks of this package (checkTimelines, checkAutopilot,
-// checkTransports) live in check_test.go: they walk everything, and the model
-// tests (lineage_test.go, autopilot_test.go, bounds_test.go) call them after
-// every step; state.State.Check is package state's.
+// The invariant checks live in check_test.go: check walks everything the
+// gateway holds (state.State.Check of every branch, checkAutopilot,
+// checkTimelines, checkTransports) and the model test (TestAutopilotModel in
+// autopilot_test.go, keyed and keyless admissions, controls, checkpoints,
+// checkouts, restarts, resets) calls it after every step; bounds_test.go and
+// gateway_test.go call the timeline and transport checks after their steps.
 package gateway

@@ -29,7 +29,9 @@ type Options struct {
 	Wall              func() float64 // wall clock in epoch ms; nil = time.Now
 	Logger            *slog.Logger   // WARN lines (a closed SSE stream); nil = discard
 	// OnStorageError, when set, hears of every failed durable write (the
-	// request that made it answers 500 with --db; in memory none waits).
+	// request that made it answers 500 with --db; in memory none waits). It
+	// must not block nor call the Gateway: in memory it is called under the
+	// gateway lock, with --db from the store writer's goroutine.
 	OnStorageError func(error)
 	// OnChange, when set, hears every change as it is committed, in commit
 	// order, under the gateway lock: it must not block nor call the Gateway

@@ -73,12 +73,18 @@ func TestRunsView(t *testing.T) {
 	}
 }
 
-// OnChange hears every committed change in commit order, before the call
-// that made it returns; a clock move carries the clock it left.
+// OnChange hears every committed change in commit order, under the gateway
+// lock, before the call that made it returns; a clock move carries the clock
+// it left.
 func TestOnChange(t *testing.T) {
 	var mu sync.Mutex
 	var kinds []string
-	g := newBoundGateway(t, Options{OnChange: func(c Change) {
+	var g *Gateway
+	g = newBoundGateway(t, Options{OnChange: func(c Change) {
+		if g.mu.TryLock() {
+			g.mu.Unlock()
+			t.Errorf("%s heard without the gateway lock", c.Kind)
+		}
 		mu.Lock()
 		kinds = append(kinds, c.Kind+":"+c.Status)
 		if c.Kind == "clock" && (c.Clock == nil || c.Clock.OffsetMs != 2*3600*1000) {
@@ -86,28 +92,36 @@ func TestOnChange(t *testing.T) {
 		}
 		mu.Unlock()
 	}})
+	want := []string{"run.created:queued", "checkpoint:", "run.changed:completed", "run.event:",
+		"checkpoint:", "clock:", "run.removed:", "checkpoint:"}
+	heard := func(call string, n int) { // the first n changes are heard when call returns
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(kinds, want[:n]) {
+			t.Fatalf("after %s: changes %v\nwant    %v", call, kinds, want[:n])
+		}
+	}
 	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	heard("Admit", 2)
 	done, _ := runs.Parse([]byte(`{"status":"completed"}`))
 	if _, err := g.Observe("default", a.RunID, done, true); err != nil {
 		t.Fatal(err)
 	}
+	heard("Observe", 5)
 	if _, err := g.SetClockJSON([]byte(`{"advance":"2h"}`)); err != nil {
 		t.Fatal(err)
 	}
+	heard("SetClock", 6)
 	if _, err := g.Sweep("default"); err != nil {
 		t.Fatal(err)
 	}
+	heard("Sweep", 8)
 	g.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"run.created:queued", "checkpoint:", "run.changed:completed", "run.event:",
-		"checkpoint:", "clock:", "run.removed:", "checkpoint:"}
-	if !slices.Equal(kinds, want) {
-		t.Fatalf("changes %v\nwant    %v", kinds, want)
-	}
+	heard("Close", 8)
 }
 
 // With Options.Listening answering false, no change is queued at all; once it

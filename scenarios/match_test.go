@@ -42,6 +42,20 @@ scenarios:
 	}
 }
 
+// submission is body (JSON) as a validated submission.
+func submission(t *testing.T, body string) *runs.Submission {
+	t.Helper()
+	v, err := runs.Parse([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, serr := runs.ValidateSubmission(v)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	return sub
+}
+
 func TestMessageText(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{`{"input":"deploy now"}`, "deploy now"},
@@ -49,15 +63,7 @@ func TestMessageText(t *testing.T) {
 		{`{"input":[{"role":"user","content":["a",{"type":"input_text","text":"b"},{"type":"image","text":"c"},{"type":" TEXT ","text":"d"},""]}]}`, "a\nb\nd"},
 		{`{"input":[{"role":"user","content":7}]}`, ""},
 	} {
-		v, err := runs.Parse([]byte(c.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sub, serr := runs.ValidateSubmission(v)
-		if serr != nil {
-			t.Fatal(serr)
-		}
-		if got := MessageText(sub.Message); got != c.want {
+		if got := MessageText(submission(t, c.body).Message); got != c.want {
 			t.Errorf("%s: %q, want %q", c.body, got, c.want)
 		}
 	}
@@ -87,16 +93,8 @@ scenarios:
 		{"run_8", `{"input":"go now"}`, "default-model"},
 		{"run_8", `{"input":"go now","model":"other"}`, ""},
 	} {
-		v, perr := runs.Parse([]byte(c.body))
-		if perr != nil {
-			t.Fatal(perr)
-		}
-		sub, serr := runs.ValidateSubmission(v)
-		if serr != nil {
-			t.Fatal(serr)
-		}
 		got := ""
-		if sc := set.ForRun(c.id, sub); sc != nil {
+		if sc := set.ForRun(c.id, submission(t, c.body)); sc != nil {
 			got = sc.Name
 		}
 		if got != c.want {

@@ -52,8 +52,8 @@ type Queue struct {
 // Len is the number of runs with a due step.
 func (q *Queue) Len() int { return len(q.h.es) }
 
-// Set schedules e, replacing the run's previous entry.
-func (q *Queue) Set(e Entry) {
+// set schedules e, replacing the run's previous entry.
+func (q *Queue) set(e Entry) {
 	if q.at == nil {
 		q.at = map[Key]int{}
 		q.h.at = q.at
@@ -70,8 +70,8 @@ func (q *Queue) Set(e Entry) {
 	}
 }
 
-// Remove drops the run's entry, if any.
-func (q *Queue) Remove(k Key) {
+// remove drops the run's entry, if any.
+func (q *Queue) remove(k Key) {
 	if i, ok := q.at[k]; ok {
 		heap.Remove(&q.h, i)
 	}
@@ -81,7 +81,7 @@ func (q *Queue) Remove(k Key) {
 func (q *Queue) RemoveNS(ns string) {
 	for k := range q.at {
 		if k.NS == ns {
-			q.Remove(k)
+			q.remove(k)
 		}
 	}
 }
@@ -94,8 +94,8 @@ func (q *Queue) Earliest() (Entry, bool) {
 	return q.h.es[0], true
 }
 
-// Pop removes and returns the earliest entry when it is due at or before limit.
-func (q *Queue) Pop(limit float64) (Entry, bool) {
+// pop removes and returns the earliest entry when it is due at or before limit.
+func (q *Queue) pop(limit float64) (Entry, bool) {
 	e, ok := q.Earliest()
 	if !ok || e.Due > limit {
 		return Entry{}, false
@@ -109,10 +109,10 @@ func (q *Queue) Pop(limit float64) (Entry, bool) {
 // an answer or is gone.
 func (q *Queue) Follow(k Key, c Cursor, ok bool) {
 	if e, due := c.Entry(k); ok && due {
-		q.Set(e)
+		q.set(e)
 		return
 	}
-	q.Remove(k)
+	q.remove(k)
 }
 
 // Until is how long after now (emulator ms) the earliest entry falls due,
@@ -130,7 +130,7 @@ func (q *Queue) Until(now float64) (wait time.Duration, ok bool) {
 // drain). fire is given each entry once it has left the queue.
 func (q *Queue) Drain(limit float64, fire func(Entry)) {
 	for {
-		e, ok := q.Pop(limit)
+		e, ok := q.pop(limit)
 		if !ok {
 			return
 		}

@@ -15,16 +15,16 @@ func TestQueueOrder(t *testing.T) {
 		return Entry{Key{ns, run}, due, order, seq}
 	}
 	// Due time first, then admission order, then step order.
-	q.Set(e("b", "r3", 20, 3, 0))
-	q.Set(e("a", "r2", 10, 2, 5))
-	q.Set(e("a", "r1", 10, 1, 9))
-	q.Set(e("z", "r4", 10, 1, 2)) // same order (another namespace's run): step order
-	q.Set(e("a", "r5", 30, 0, 0))
+	q.set(e("b", "r3", 20, 3, 0))
+	q.set(e("a", "r2", 10, 2, 5))
+	q.set(e("a", "r1", 10, 1, 9))
+	q.set(e("z", "r4", 10, 1, 2)) // same order (another namespace's run): step order
+	q.set(e("a", "r5", 30, 0, 0))
 	if notified != 4 {
 		t.Fatalf("notified %d times, want 4 (each new earliest)", notified)
 	}
 	// Replacing a run's entry moves it.
-	q.Set(e("a", "r5", 5, 0, 1))
+	q.set(e("a", "r5", 5, 0, 1))
 	if notified != 5 || !q.check() || q.Len() != 5 {
 		t.Fatalf("notified %d, check %v, len %d", notified, q.check(), q.Len())
 	}
@@ -32,7 +32,7 @@ func TestQueueOrder(t *testing.T) {
 	q.Drain(20, func(x Entry) {
 		got = append(got, x.Run)
 		if x.Run == "r2" && x.Seq == 5 { // a step with after 0s fires in the same drain
-			q.Set(e("a", "r2", 10, 2, 6))
+			q.set(e("a", "r2", 10, 2, 6))
 		}
 		if !q.check() {
 			t.Fatal("invariants broken")
@@ -42,18 +42,18 @@ func TestQueueOrder(t *testing.T) {
 	if !slices.Equal(got, want) || q.Len() != 0 {
 		t.Fatalf("drained %v, want %v (left %d)", got, want, q.Len())
 	}
-	q.Set(e("a", "x", 40, 0, 0))
-	q.Set(e("b", "y", 50, 0, 0))
-	q.Set(e("a", "z", 60, 0, 0))
-	if _, ok := q.Pop(39.9); ok {
+	q.set(e("a", "x", 40, 0, 0))
+	q.set(e("b", "y", 50, 0, 0))
+	q.set(e("a", "z", 60, 0, 0))
+	if _, ok := q.pop(39.9); ok {
 		t.Fatal("popped an entry not yet due")
 	}
 	q.RemoveNS("a")
-	q.Remove(Key{"nope", "x"})
+	q.remove(Key{"nope", "x"})
 	if f, ok := q.Earliest(); !ok || f.Run != "y" || q.Len() != 1 || !q.check() {
 		t.Fatalf("after RemoveNS: %+v %d", f, q.Len())
 	}
-	q.Remove(Key{"b", "y"})
+	q.remove(Key{"b", "y"})
 	if _, ok := q.Earliest(); ok || !q.check() {
 		t.Fatal("not empty")
 	}
@@ -69,10 +69,10 @@ func TestQueueModel(t *testing.T) {
 		switch rng.IntN(4) {
 		case 0, 1:
 			e := Entry{k, float64(rng.IntN(50)), uint64(rng.IntN(5)), uint64(rng.IntN(5))}
-			q.Set(e)
+			q.set(e)
 			model[k] = e
 		case 2:
-			q.Remove(k)
+			q.remove(k)
 			delete(model, k)
 		case 3:
 			limit := float64(rng.IntN(50))

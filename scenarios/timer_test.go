@@ -43,7 +43,7 @@ func TestRunner(t *testing.T) {
 	h.mu.Lock()
 	h.q.Notify = r.Kick
 	for i, d := range []float64{60, 20, 40} {
-		h.q.Set(Entry{Key: Key{"ns", string(rune('a' + i))}, Due: h.now() + d})
+		h.q.set(Entry{Key: Key{"ns", string(rune('a' + i))}, Due: h.now() + d})
 	}
 	h.mu.Unlock()
 	deadline := time.Now().Add(5 * time.Second)
@@ -73,7 +73,7 @@ func TestRunner(t *testing.T) {
 	// A frozen clock: the runner does not set a timer, whatever is queued.
 	h.mu.Lock()
 	h.frozen = true
-	h.q.Set(Entry{Key: Key{"ns", "z"}, Due: h.now()})
+	h.q.set(Entry{Key: Key{"ns", "z"}, Due: h.now()})
 	h.mu.Unlock()
 	time.Sleep(50 * time.Millisecond)
 	h.mu.Lock()

@@ -113,7 +113,7 @@ func (s *State) Restarted(alive bool) State {
 	out := New()
 	out.byRun, out.prunable, out.nRes = s.byRun, s.prunable, s.nRes
 	s.EachRes(func(r *Reservation) {
-		out.res = out.res.Set(resKey(r.Scope, r.Key), r.WithOwner(false, alive))
+		out.res = out.res.Set(resKey(r.Scope, r.Key), r.withOwner(false, alive))
 	})
 	out.ScopeProfile, out.ScopeIdentity = s.ScopeProfile, s.ScopeIdentity
 	out.RunCounter, out.ApprovalCounter = s.RunCounter, s.ApprovalCounter

@@ -29,22 +29,26 @@ type diskRows struct {
 	ns       string
 	orig     map[storage.ReservationKey]*Reservation // the row of each key at start-up (nil: none)
 	byRun    map[string][]storage.ReservationKey     // run id → keys in orig whose start-up row has it
+	runsRead map[string]bool                         // run ids whose start-up rows orig holds (ofRun read them)
 	complete bool                                    // orig holds every row
 }
 
 func newDiskRows(store storage.Store, ns string) *diskRows {
 	return &diskRows{store: store, ns: ns, orig: map[storage.ReservationKey]*Reservation{},
-		byRun: map[string][]storage.ReservationKey{}}
+		byRun: map[string][]storage.ReservationKey{}, runsRead: map[string]bool{}}
 }
 
 // diskRow is a stored row as a start-up reservation: a real restart made every
 // owner stale (runs-api §10.4).
 func diskRow(r storage.Reservation) *Reservation {
-	res, err := ReservationOf(r)
-	if err != nil {
-		panic(err) // the store holds what this package wrote; a row that does not parse is a bug
+	rec, err := runs.ParseStored(r.Record)
+	if err != nil || rec.Kind != runs.Object {
+		// The store holds what the gateway wrote; a row that does not parse is a bug.
+		panic(fmt.Sprintf("state: stored reservation %s of %s: record does not parse", r.RunID, r.Namespace))
 	}
-	return res.WithOwner(false, false)
+	r.Namespace = "" // a batch names it
+	r.Local, r.Alive = false, false
+	return &Reservation{Reservation: r, Status: runs.RecordStatus(rec.Obj)}
 }
 
 func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
@@ -75,9 +79,13 @@ func (d *diskRows) get(scope, key string) *Reservation {
 	return r
 }
 
-// ofRun returns the keys of the start-up rows of run id.
+// ofRun returns the keys of the start-up rows of run id. The store is asked
+// once per run id: afterwards orig holds every start-up row of id (a row of id
+// written since was read, so recorded, before it was written), and a run
+// changed again and again (every observe asks for its reservation) costs no
+// further read.
 func (d *diskRows) ofRun(id string) []storage.ReservationKey {
-	if !d.complete {
+	if !d.complete && !d.runsRead[id] {
 		rows, err := d.store.ReservationsOfRun(bg(), d.ns, id)
 		if err != nil {
 			panic(errStorage(err))
@@ -85,6 +93,7 @@ func (d *diskRows) ofRun(id string) []storage.ReservationKey {
 		for _, row := range rows {
 			d.record(resKey(row.Scope, row.Key), diskRow(row))
 		}
+		d.runsRead[id] = true
 	}
 	return d.byRun[id]
 }

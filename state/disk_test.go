@@ -52,7 +52,7 @@ func TestDiskModel(t *testing.T) {
 			row := diskRes(rng, int64(100+step))
 			switch op := rng.IntN(10); {
 			case op < 3:
-				r := diskRow(row).WithOwner(true, false)
+				r := diskRow(row).withOwner(true, false)
 				p.lazy.PutRes(r)
 				p.whole.PutRes(r)
 				if err := store.Apply(ctx, storage.Batch{Namespace: "a", Upsert: []*storage.Reservation{&row}}); err != nil {

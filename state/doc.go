@@ -27,7 +27,10 @@
 //	disk.go    with --db, the reservations the file held at start-up, read
 //	           when first asked for. Invariant: a key not yet read has, in the
 //	           store, its start-up row (every key is read before it is written).
-//	check.go   Check: walks everything and verifies the invariants above; the
-//	           model tests (state_test.go, disk_test.go, FuzzStateModel) and
-//	           the gateway's call it after every step.
+//	check.go   Check: walks everything and verifies the invariants of
+//	           state.go; the model tests (state_test.go, disk_test.go,
+//	           FuzzStateModel) and the gateway's (TestAutopilotModel) call it
+//	           after every step. disk.go's invariant needs the store: the disk
+//	           model (TestDiskModel) checks it by comparing every read with a
+//	           State that loaded every row at start-up.
 package state

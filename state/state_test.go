@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -89,6 +90,38 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 			t.Fatalf("step %d: reservation of %s = %+v, want %+v", step, id, got, want)
 		}
 	}
+	// The indexes answer as the maps do: the live count, what the sweep
+	// (completed, failed, cancelled runs updated before 4) and the prune
+	// (terminal reservations updated before 3) take, oldest first.
+	live := 0
+	var sweep, prune []aged
+	for id, c := range m.runs {
+		if IsLive(c) {
+			live++
+		}
+		if (c.Status == runs.Completed || c.Status == runs.Failed || c.Status == runs.Cancelled) && c.UpdatedAt < 4 {
+			sweep = append(sweep, aged{c.UpdatedAt, id})
+		}
+	}
+	for k, r := range m.res {
+		if runs.IsTerminal(r.Status) && r.UpdatedAt < 3 {
+			prune = append(prune, aged{r.UpdatedAt, k.Scope + "/" + k.Key})
+		}
+	}
+	slices.SortFunc(sweep, agedComparer{}.Compare)
+	slices.SortFunc(prune, agedComparer{}.Compare)
+	var gotSweep, gotPrune []aged
+	for _, id := range m.st.Sweepable(func(at float64) bool { return at < 4 }) {
+		c, _ := m.st.Run(id)
+		gotSweep = append(gotSweep, aged{c.UpdatedAt, id})
+	}
+	for _, k := range m.st.PrunableBefore(3) {
+		r, _ := m.st.Res(k.Scope, k.Key)
+		gotPrune = append(gotPrune, aged{r.UpdatedAt, k.Scope + "/" + k.Key})
+	}
+	if m.st.Live() != live || !slices.Equal(gotSweep, sweep) || !slices.Equal(gotPrune, prune) {
+		t.Fatalf("step %d: live %d, sweep %v, prune %v; model %d, %v, %v", step, m.st.Live(), gotSweep, gotPrune, live, sweep, prune)
+	}
 }
 
 // runModel drives State with the operations ops encodes (two bytes a step),
@@ -107,7 +140,7 @@ func runModel(t testing.TB, ops []byte) {
 
 // TestStateModel drives random puts, removals, snapshots and restores of runs
 // and reservations against plain maps: every version answers as its maps do
-// and keeps its invariants (State.check).
+// and keeps its invariants (State.Check).
 func TestStateModel(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 17))

@@ -1,8 +1,6 @@
 package state
 
 import (
-	"fmt"
-
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
@@ -43,21 +41,12 @@ func (r *Reservation) OwnerStamp() Owner {
 	return Owner{Scope: r.OwnerScope, Keyed: r.Keyed, Local: r.Local, Alive: r.Alive}
 }
 
-// WithOwner is a copy of r with the owner flags local and alive.
-func (r *Reservation) WithOwner(local, alive bool) *Reservation {
+// withOwner is a copy of r with the owner flags local and alive (a
+// Reservation is never changed once made).
+func (r *Reservation) withOwner(local, alive bool) *Reservation {
 	c := *r
 	c.Local, c.Alive = local, alive
 	return &c
-}
-
-// ReservationOf is the Reservation of a stored row.
-func ReservationOf(r storage.Reservation) (*Reservation, error) {
-	rec, err := runs.ParseStored(r.Record)
-	if err != nil || rec.Kind != runs.Object {
-		return nil, fmt.Errorf("gateway: load: reservation %s of %s: record does not parse", r.RunID, r.Namespace)
-	}
-	r.Namespace = "" // a batch names it
-	return &Reservation{Reservation: r, Status: runs.RecordStatus(rec.Obj)}, nil
 }
 
 // IsLive reports whether c is an unfinished run with a local owner: what

@@ -86,17 +86,17 @@ func (w *world) step(t testing.TB, op, arg byte) {
 	case 2: // point a branch at a retained checkpoint
 		if len(kept) > 0 {
 			id := kept[int(arg)%len(kept)].ID
-			c, err := w.tl.Get(id)
+			c, err := w.tl.get(id)
 			if err != nil {
-				t.Fatalf("Get(%s): %v", id, err)
+				t.Fatalf("get(%s): %v", id, err)
 			}
-			w.tl.SetHead(branch, c)
+			w.tl.setHead(branch, c)
 			w.m.heads[branch] = id
 		}
 	case 3: // pin a retained checkpoint
 		if len(kept) > 0 {
 			id := kept[int(arg)%len(kept)].ID
-			c, _ := w.tl.Get(id)
+			c, _ := w.tl.get(id)
 			w.m.pins[w.s.Pin("ns", w.tl, c)] = id
 		}
 	case 4: // delete a snapshot

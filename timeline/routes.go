@@ -43,14 +43,14 @@ func (t *Timeline[S]) Place(branch string, c *Checkpoint[S]) {
 // checkout also what c captured beyond the branch (controls §8.5).
 func (t *Timeline[S]) Move(branch string, c *Checkpoint[S], checkout bool) {
 	t.host.Restore(branch, c.State, checkout)
-	t.SetHead(branch, c)
+	t.setHead(branch, c)
 }
 
 // Branch is POST /__admin/branches/:name (controls §8.4): it creates branch at
 // checkpoint at ("" = at a fresh checkpoint of main) or moves it there, and
 // answers the branch's head. An unknown at is 409 "no checkpoint <at>".
 func (t *Timeline[S]) Branch(branch, at string) (Info, *runs.Error) {
-	c, err := t.At(at)
+	c, err := t.lookup(at)
 	if err == nil {
 		err = t.host.Create()
 	}
@@ -67,7 +67,7 @@ func (t *Timeline[S]) Branch(branch, at string) (Info, *runs.Error) {
 // (created when needed) moves to checkpoint id, which restores what it
 // captured beyond the branch too.
 func (t *Timeline[S]) Checkout(branch, id string) *runs.Error {
-	c, err := t.Get(id)
+	c, err := t.get(id)
 	if err == nil {
 		err = t.host.Create()
 	}
@@ -82,7 +82,7 @@ func (t *Timeline[S]) Checkout(branch, id string) *runs.Error {
 // does not mutate; a mutating one checks main out there first. Another branch
 // is placed at the checkpoint (Place). Without at, main is used as it is.
 func (t *Timeline[S]) Select(branch, at string, mutating bool) (view *Checkpoint[S], err *runs.Error) {
-	c, err := t.At(at)
+	c, err := t.lookup(at)
 	if err != nil || branch == "main" && (c == nil || !mutating) {
 		return c, err
 	}

@@ -24,7 +24,7 @@ func TestSnapshots(t *testing.T) {
 	}
 	a.Commit("main")
 	a.Commit("main") // max 1: evicts a2, not the pinned a1
-	if _, err := a.Get(ca.ID); err != nil {
+	if _, err := a.get(ca.ID); err != nil {
 		t.Fatal("the pinned checkpoint was evicted")
 	}
 	long := strings.Repeat("y", 5000)
@@ -84,7 +84,7 @@ func TestSnapshots(t *testing.T) {
 		t.Fatalf("pins after delete: %d", cb.pins)
 	}
 	b.Commit("main") // cb, unpinned and no head, goes
-	if _, err := b.Get(cb.ID); err == nil {
+	if _, err := b.get(cb.ID); err == nil {
 		t.Fatal("the unpinned checkpoint is still retained")
 	}
 	if id := s.Pin("b", b, b.Head("main")); id != "snap_3" {

@@ -84,36 +84,36 @@ func (t *Timeline[S]) Commit(branch string) *Checkpoint[S] {
 		At: at, Records: records}, State: s, seq: t.seq}
 	t.cps[c.ID] = c
 	t.order = append(t.order, c)
-	t.SetHead(branch, c)
+	t.setHead(branch, c)
 	t.retain()
 	t.host.Committed(branch, c.ID)
 	return c
 }
 
-// Get returns the retained checkpoint id: 409 "no checkpoint <id>" (the id
+// get returns the retained checkpoint id: 409 "no checkpoint <id>" (the id
 // quoted cut, hardening H9) when there is none.
-func (t *Timeline[S]) Get(id string) (*Checkpoint[S], *runs.Error) {
+func (t *Timeline[S]) get(id string) (*Checkpoint[S], *runs.Error) {
 	if c := t.cps[id]; c != nil {
 		return c, nil
 	}
 	return nil, runs.Admin(409, "no checkpoint "+runs.Echo(id))
 }
 
-// At is Get for an optional id (x-mockingbird-at, a branch's "at"): "" names
-// no checkpoint and answers nil.
-func (t *Timeline[S]) At(id string) (*Checkpoint[S], *runs.Error) {
+// lookup is get for an optional id (x-mockingbird-at, a branch's "at"): ""
+// names no checkpoint and answers nil.
+func (t *Timeline[S]) lookup(id string) (*Checkpoint[S], *runs.Error) {
 	if id == "" {
 		return nil, nil
 	}
-	return t.Get(id)
+	return t.get(id)
 }
 
 // Head returns branch's head checkpoint, nil when the branch has none.
 func (t *Timeline[S]) Head(branch string) *Checkpoint[S] { return t.cps[t.heads[branch]] }
 
-// SetHead points branch at c, a retained checkpoint; the previous head, no
+// setHead points branch at c, a retained checkpoint; the previous head, no
 // longer protected by the branch, may be evicted by a later commit.
-func (t *Timeline[S]) SetHead(branch string, c *Checkpoint[S]) {
+func (t *Timeline[S]) setHead(branch string, c *Checkpoint[S]) {
 	if old := t.cps[t.heads[branch]]; old != nil {
 		old.heads--
 		t.release(old)

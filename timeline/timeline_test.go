@@ -27,13 +27,13 @@ func script(t *testing.T, tl *Timeline[int], s *Snapshots[int], steps string) {
 		case "c":
 			tl.Commit(f[1])
 		case "h":
-			c, err := tl.Get(cp(n))
+			c, err := tl.get(cp(n))
 			if err != nil {
 				t.Fatalf("%s: %v", step, err)
 			}
-			tl.SetHead(f[1], c)
+			tl.setHead(f[1], c)
 		case "p":
-			c, err := tl.Get(cp(n))
+			c, err := tl.get(cp(n))
 			if err != nil {
 				t.Fatalf("%s: %v", step, err)
 			}
@@ -110,7 +110,7 @@ func TestRetentionWork(t *testing.T) {
 				if i < tc.pinned {
 					s.Pin("ns", tl, c)
 				} else {
-					tl.SetHead(fmt.Sprint("b", i), c)
+					tl.setHead(fmt.Sprint("b", i), c)
 				}
 			}
 			before := tl.Examined()
@@ -138,7 +138,7 @@ func TestRetentionWork(t *testing.T) {
 func TestCommitAndLookups(t *testing.T) {
 	tl, h := newTimeline(2)
 	a := tl.Commit("main")
-	tl.SetHead("feature", a)
+	tl.setHead("feature", a)
 	b := tl.Commit("feature")
 	c := tl.Commit("main") // evicts a, no longer a head
 	d := tl.Commit("main") // evicts c
@@ -174,17 +174,17 @@ func TestCommitAndLookups(t *testing.T) {
 		{id: "cp_nope", at: true, err: "no checkpoint cp_nope"},
 		{id: long, err: "no checkpoint " + long[:runs.EchoLimit]},
 	} {
-		get := tl.Get
+		get := tl.get
 		if tc.at {
-			get = tl.At
+			get = tl.lookup
 		}
 		c, err := get(tc.id)
 		if tc.err != "" {
 			if c != nil || err == nil || err.Status != 409 || err.Message != tc.err {
-				t.Fatalf("Get(%.20q) = %v, %+v; want 409 %q", tc.id, c, err, tc.err)
+				t.Fatalf("get(%.20q) = %v, %+v; want 409 %q", tc.id, c, err, tc.err)
 			}
 		} else if c != tc.want || err != nil {
-			t.Fatalf("Get(%.20q) = %v, %v", tc.id, c, err)
+			t.Fatalf("get(%.20q) = %v, %v", tc.id, c, err)
 		}
 	}
 	if tl.Head("feature") != b || tl.Head("nope") != nil {

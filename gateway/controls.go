@@ -232,21 +232,26 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 	if all {
 		names = g.Namespaces()
 	}
-	defer g.unlockDurable(g.lock())
-	for _, name := range names {
-		space := g.spaces[name]
-		if space == nil {
-			continue // reset does not create a namespace (controls §4.1)
+	err := g.locked(func() *runs.Error {
+		for _, name := range names {
+			space := g.spaces[name]
+			if space == nil {
+				continue // reset does not create a namespace (controls §4.1)
+			}
+			// The namespace stays created (controls §4.1), holding nothing but
+			// its name: state, branches, timeline and transports are released.
+			g.q.Enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
+			for b := range space.branches {
+				g.transports.Destroy(name, b)
+			}
+			g.spaces[name] = newNamespace(name)
+			g.auto.due.RemoveNS(name)
+			g.snaps.Drop(space.tl) // its snapshots restore nothing now
 		}
-		// The namespace stays created (controls §4.1), holding nothing but
-		// its name: state, branches, timeline and transports are released.
-		g.q.Enqueue(storage.Batch{Namespace: name, Clear: true, Meta: &storage.Namespace{Name: name}})
-		for b := range space.branches {
-			g.transports.Destroy(name, b)
-		}
-		g.spaces[name] = newNamespace(name)
-		g.auto.due.RemoveNS(name)
-		g.snaps.Drop(space.tl) // its snapshots restore nothing now
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return names, nil
 }

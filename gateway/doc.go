@@ -22,7 +22,9 @@
 //	             it back, enqueue its durable batch, publish its frames and
 //	             changes. A change that writes durable batches (through
 //	             storage.Writer, in commit order) waits for them with --db,
-//	             outside the lock (locked; lock/unlockDurable). Change, told to
+//	             outside the lock. Every operation takes the lock through
+//	             locked, which turns a panic (a bug, a failed store read) into
+//	             a 500 and releases the lock. Change, told to
 //	             Options.OnChange under the lock, in commit order (the listener
 //	             must not block: admin.Hub buffers).
 //	mutate.go    the tx mutators and shared lifecycle steps (hydration, the

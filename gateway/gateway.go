@@ -187,13 +187,17 @@ func (g *Gateway) clockState() ClockState {
 // SetClock applies a POST /__admin/clock body (controls §5). Fields applied before
 // an error stay applied; the state is returned either way.
 func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
-	defer g.unlockDurable(g.lock())
-	c, err := g.clock.ApplyRequest(body, g.opts.Wall())
-	g.advanceScenarios(body, c)
-	g.clock = c
-	g.saveClock()
-	g.auto.runner.Kick()
-	return g.clockState(), err
+	var st ClockState
+	err := g.locked(func() *runs.Error {
+		c, err := g.clock.ApplyRequest(body, g.opts.Wall())
+		g.advanceScenarios(body, c)
+		g.clock = c
+		g.saveClock()
+		g.auto.runner.Kick()
+		st = g.clockState()
+		return err
+	})
+	return st, err
 }
 
 func (g *Gateway) saveClock() {

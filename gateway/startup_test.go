@@ -87,3 +87,41 @@ func TestStartupReadsNoReservation(t *testing.T) {
 		t.Fatalf("%d reads after three observes of a new run, want 4", store.reads)
 	}
 }
+
+// failingStore fails every read of all of a namespace's reservations.
+type failingStore struct{ storage.Store }
+
+func (failingStore) Reservations(context.Context, string) ([]storage.Reservation, error) {
+	return nil, fmt.Errorf("disk I/O error")
+}
+
+// A store read that fails under the lock answers 500 and releases the lock,
+// in the timeline operations as in the vendor ones: a checkout of main after a
+// restart reads every start-up row (to rewrite the durable copy) and fails.
+func TestFailedReadAnswers500(t *testing.T) {
+	mem := storage.NewMemory()
+	g, err := New(mem, Options{Wall: func() float64 { return 1700000000000 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Admit(Main("default"), "k", "fp", &runs.Submission{}); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	g, err = New(failingStore{mem}, Options{Wall: func() float64 { return 1700000001000 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	cp, cerr := g.CommitCheckpoint("default", "main")
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	want := runs.Internal("internal error: storage: disk I/O error")
+	if err := g.Checkout("default", "main", cp.ID); err == nil || err.Status != want.Status || err.Message != want.Message {
+		t.Fatalf("checkout = %+v, want %+v", err, want)
+	}
+	if ns := g.Namespaces(); len(ns) != 1 { // the lock was released
+		t.Fatalf("namespaces %v", ns)
+	}
+}

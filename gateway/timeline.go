@@ -143,8 +143,12 @@ func (g *Gateway) Branch(ns, branch, at string) (Checkpoint, *runs.Error) {
 	if !runs.ValidName(branch) {
 		return Checkpoint{}, runs.BadName("branch", 409)
 	}
-	defer g.unlockDurable(g.lock())
-	return g.tl(g.space(ns)).Branch(branch, at)
+	var info Checkpoint
+	err := g.locked(func() (err *runs.Error) {
+		info, err = g.tl(g.space(ns)).Branch(branch, at)
+		return err
+	})
+	return info, err
 }
 
 // Checkout is POST /__admin/branches/:name/checkout (controls §8.5).
@@ -152,8 +156,7 @@ func (g *Gateway) Checkout(ns, branch, cp string) *runs.Error {
 	if !runs.ValidName(branch) {
 		return runs.BadName("branch", 409)
 	}
-	defer g.unlockDurable(g.lock())
-	return g.tl(g.space(ns)).Checkout(branch, cp)
+	return g.locked(func() *runs.Error { return g.tl(g.space(ns)).Checkout(branch, cp) })
 }
 
 // Timeline returns ns's timeline (that of an empty namespace when ns was not
@@ -183,21 +186,23 @@ func (g *Gateway) Head(ns, branch string) string {
 // exist, is refused here with that 429 (hardening H3), before the operation:
 // it would create the namespace.
 func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Error) {
-	defer g.unlockDurable(g.lock())
-	space := g.space(ns)
-	if mutating {
-		if err := g.roomFor(space); err != nil {
-			return Target{}, err
+	target := Target{NS: ns, Branch: branch}
+	err := g.locked(func() *runs.Error {
+		space := g.space(ns)
+		if mutating {
+			if err := g.roomFor(space); err != nil {
+				return err
+			}
 		}
-	}
-	c, err := g.tl(space).Select(branch, at, mutating)
+		c, err := g.tl(space).Select(branch, at, mutating)
+		if err == nil && c != nil {
+			view := c.State.st // a read-only view of the checkpoint
+			target.view = &view
+		}
+		return err
+	})
 	if err != nil {
 		return Target{}, err
-	}
-	target := Target{NS: ns, Branch: branch}
-	if c != nil {
-		view := c.State.st // a read-only view of the checkpoint
-		target.view = &view
 	}
 	return target, nil
 }
@@ -217,13 +222,14 @@ func (g *Gateway) Snapshot(ns string) (string, int, *runs.Error) {
 
 // RestoreSnapshot checks out main of ns to the snapshot's checkpoint.
 func (g *Gateway) RestoreSnapshot(ns, id string) *runs.Error {
-	defer g.unlockDurable(g.lock())
-	space := g.space(ns)
-	c, err := g.snaps.Find(ns, id, space.tl)
-	if err == nil {
-		space.tl.Move("main", c, true)
-	}
-	return err
+	return g.locked(func() *runs.Error {
+		space := g.space(ns)
+		c, err := g.snaps.Find(ns, id, space.tl)
+		if err == nil {
+			space.tl.Move("main", c, true)
+		}
+		return err
+	})
 }
 
 // DeleteSnapshot unpins a snapshot.

@@ -154,67 +154,23 @@ type Server struct {
 // background. The server is ready when New returns. Errors: the database
 // cannot be opened, the clock options are invalid, or the address is taken.
 func New(opts Options) (*Server, error) {
-	if opts.Host == "" {
-		opts.Host = "127.0.0.1"
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 10_000_000
-	}
-	if opts.Seed == "" {
-		opts.Seed = "0"
-	}
-	if opts.JournalSize == 0 {
-		opts.JournalSize = 1000
-	} else if opts.JournalSize < 0 {
-		opts.JournalSize = 0
-	}
-	if opts.SSEKeepalive <= 0 {
-		opts.SSEKeepalive = 30 * time.Second
-	}
-	if opts.ReadTimeout <= 0 {
-		opts.ReadTimeout = 10 * time.Second
-	}
-	if opts.ShutdownGrace <= 0 {
-		opts.ShutdownGrace = 10 * time.Second
-	}
-	if opts.MaxInflightBodyBytes <= 0 {
-		opts.MaxInflightBodyBytes = 64 << 20
-	}
+	opts = opts.withDefaults()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	unlock, dropLock := func() {}, func() {}
-	if opts.DBPath != "" {
-		// A refused file is refused before the lock file exists, and a refusal
-		// after it removes the lock file it created (hardening H8).
-		if err := storage.Preflight(opts.DBPath); err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(opts.DBPath + ".lock"); errors.Is(err, fs.ErrNotExist) {
-			dropLock = func() { os.Remove(opts.DBPath + ".lock") }
-		}
-		var err error
-		if unlock, err = lockFile(opts.DBPath); err != nil {
-			return nil, err
-		}
+	db, unlock, abandon, err := openStore(opts.DBPath)
+	if err != nil {
+		return nil, err
 	}
 	started := false
 	defer func() {
 		if !started {
-			unlock()
-			dropLock()
+			db.Close()
+			abandon()
 		}
 	}()
 	hub := admin.NewHub(0)
-	var db storage.Store = storage.NewMemory()
-	if opts.DBPath != "" {
-		file, err := storage.Open(opts.DBPath)
-		if err != nil {
-			return nil, err
-		}
-		db = file
-	}
 	metrics := &journal.Metrics{}
 	// The control plane's change stream hears every committed change.
 	gw, err := gateway.New(db, gateway.Options{APIKey: opts.APIKey, MaxConcurrentRuns: opts.MaxConcurrentRuns,
@@ -223,80 +179,160 @@ func New(opts Options) (*Server, error) {
 		OnStorageError: func(err error) { log.Error("storage write failed; the store is rewritten from memory", "err", err) },
 		OnChange:       hub.Change, Listening: hub.Listening, Scenarios: opts.Scenarios, OnScenarioStep: metrics.ScenarioStep})
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
-	if opts.ClockStart != 0 || opts.FreezeClock {
-		body := `{`
-		if opts.ClockStart != 0 {
-			body += `"set":` + strconv.FormatFloat(opts.ClockStart, 'f', -1, 64)
-		}
-		if opts.FreezeClock {
-			if opts.ClockStart != 0 {
-				body += ","
-			}
-			body += `"freeze":true`
-		}
-		if _, cerr := gw.SetClockJSON([]byte(body + "}")); cerr != nil {
-			gw.Close()
-			db.Close()
-			return nil, cerr
-		}
+	if err := startClock(gw, opts); err != nil {
+		gw.Close()
+		return nil, err
 	}
 	s := &Server{opts: opts, db: db, gw: gw, hub: hub, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
 		metrics: metrics, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
 		bodies: handlers.NewBodies(opts.MaxBodyBytes, opts.MaxInflightBodyBytes, opts.ReadTimeout)}
-	if opts.NoResponseValidation {
-		close(s.contractReady)
-	} else {
-		// The contract loads (~5 ms) while the server starts listening: /health
-		// answers at once (cold start, issue 9) and the first vendor answer
-		// waits for it (loadedContract).
-		go func() {
-			s.contract, s.contractErr = api.Load()
-			close(s.contractReady)
-		}()
+	s.loadContract()
+	s.route()
+	if opts.NoListener {
+		close(s.served)
+	} else if err := s.listen(); err != nil {
+		gw.Close()
+		return nil, err
 	}
+	started, s.unlock = true, unlock
+	return s, nil
+}
+
+// withDefaults is o with every zero value replaced by its default (runs-api §15).
+func (o Options) withDefaults() Options {
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 10_000_000
+	}
+	if o.Seed == "" {
+		o.Seed = "0"
+	}
+	if o.JournalSize == 0 {
+		o.JournalSize = 1000
+	} else if o.JournalSize < 0 {
+		o.JournalSize = 0
+	}
+	if o.SSEKeepalive <= 0 {
+		o.SSEKeepalive = 30 * time.Second
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 10 * time.Second
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = 10 * time.Second
+	}
+	if o.MaxInflightBodyBytes <= 0 {
+		o.MaxInflightBodyBytes = 64 << 20
+	}
+	return o
+}
+
+// openStore opens the durable store: the SQLite file at path, locked against
+// a second process, or, without a path, a private in-memory store. unlock
+// releases the lock (Close); abandon also removes the lock file when this call
+// created it, for a New that fails: a refused file is refused before the lock
+// file exists, and a later failure leaves none behind (hardening H8).
+func openStore(path string) (db storage.Store, unlock, abandon func(), err error) {
+	if path == "" {
+		return storage.NewMemory(), func() {}, func() {}, nil
+	}
+	if err := storage.Preflight(path); err != nil {
+		return nil, nil, nil, err
+	}
+	_, statErr := os.Stat(path + ".lock")
+	created := errors.Is(statErr, fs.ErrNotExist)
+	if unlock, err = lockFile(path); err != nil {
+		return nil, nil, nil, err
+	}
+	abandon = func() {
+		unlock()
+		if created {
+			os.Remove(path + ".lock")
+		}
+	}
+	file, err := storage.Open(path)
+	if err != nil {
+		abandon()
+		return nil, nil, nil, err
+	}
+	return file, unlock, abandon, nil
+}
+
+// startClock applies Options.ClockStart and FreezeClock to the clock.
+func startClock(gw *gateway.Gateway, opts Options) error {
+	if opts.ClockStart == 0 && !opts.FreezeClock {
+		return nil
+	}
+	body := `{`
+	if opts.ClockStart != 0 {
+		body += `"set":` + strconv.FormatFloat(opts.ClockStart, 'f', -1, 64)
+	}
+	if opts.FreezeClock {
+		if opts.ClockStart != 0 {
+			body += ","
+		}
+		body += `"freeze":true`
+	}
+	_, err := gw.SetClockJSON([]byte(body + "}"))
+	return err
+}
+
+// loadContract loads the contract for response validation (~5 ms) while the
+// server starts listening: /health answers at once (cold start, issue 9) and
+// the first vendor answer waits for it (loadedContract).
+func (s *Server) loadContract() {
+	if s.opts.NoResponseValidation {
+		close(s.contractReady)
+		return
+	}
+	go func() {
+		s.contract, s.contractErr = api.Load()
+		close(s.contractReady)
+	}()
+}
+
+// route builds the generated vendor server and the control plane.
+func (s *Server) route() {
 	s.echo = echo.New()
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = handlers.ErrorHandler
-	gen.RegisterHandlers(s.echo, &handlers.Handlers{GW: gw, Opts: handlers.Options{
-		APIKey: opts.APIKey, Durable: opts.DBPath != "", Keepalive: opts.SSEKeepalive}})
-	s.admin = admin.New(admin.Deps{GW: gw, Faults: s.faults, Journal: s.journal, Metrics: s.metrics,
-		Credentials: credentials.NewStore(), Hub: hub, AdminKey: opts.AdminKey, Bodies: s.bodies, Version: Version})
-	if opts.NoListener {
-		close(s.served)
-		started, s.unlock = true, unlock
-		return s, nil
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
+	gen.RegisterHandlers(s.echo, &handlers.Handlers{GW: s.gw, Opts: handlers.Options{
+		APIKey: s.opts.APIKey, Durable: s.opts.DBPath != "", Keepalive: s.opts.SSEKeepalive}})
+	s.admin = admin.New(admin.Deps{GW: s.gw, Faults: s.faults, Journal: s.journal, Metrics: s.metrics,
+		Credentials: credentials.NewStore(), Hub: s.hub, AdminKey: s.opts.AdminKey, Bodies: s.bodies, Version: Version})
+}
+
+// listen opens the listener and serves it in a goroutine until Close.
+func (s *Server) listen() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port)))
 	if err != nil {
-		gw.Close()
-		db.Close()
-		return nil, err
+		return err
 	}
 	s.ln = ln
 	// http://<host>:<actual port> (runs-api §15): the host as given, so
 	// 0.0.0.0 stays 0.0.0.0 (the listener would report [::]).
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	s.url = "http://" + net.JoinHostPort(opts.Host, port)
+	s.url = "http://" + net.JoinHostPort(s.opts.Host, port)
 	// The head must arrive within ReadTimeout; each body is read under its own
 	// deadline (handlers.Bodies), not http.Server.ReadTimeout, whose deadline
 	// would also end every SSE stream that outlives it (hardening H4). No
 	// WriteTimeout either: a stream writes for as long as it lives.
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: opts.ReadTimeout, IdleTimeout: 120 * time.Second}
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: s.opts.ReadTimeout, IdleTimeout: 120 * time.Second}
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.
-	s.http.RegisterOnShutdown(gw.Shutdown)
-	s.http.RegisterOnShutdown(hub.Close)
+	s.http.RegisterOnShutdown(s.gw.Shutdown)
+	s.http.RegisterOnShutdown(s.hub.Close)
 	go func() {
 		defer close(s.served)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("serve", "error", err)
+			s.log.Error("serve", "error", err)
 		}
 	}()
-	started, s.unlock = true, unlock
-	return s, nil
+	return nil
 }
 
 // URL is the base URL without a trailing slash, e.g. http://127.0.0.1:8827

@@ -32,6 +32,9 @@ import (
 // FlushPath is the recorder's own route: POST writes the file now.
 const FlushPath = "/__admin/record/flush"
 
+// MaxSpeed is the greatest Options.Speed (--speed).
+const MaxSpeed = 1_000_000
+
 // Options configure a Recorder.
 type Options struct {
 	// Upstream is the gateway's base URL, e.g. "http://127.0.0.1:8642".
@@ -41,7 +44,8 @@ type Options struct {
 	// Redact replaces free text by placeholders of the same length
 	// (docs/record.md "Redaction").
 	Redact bool
-	// Speed divides every recorded delay: 10 replays ten times faster. 0 = 1.
+	// Speed divides every recorded delay: 10 replays ten times faster. 0 = 1;
+	// at most MaxSpeed.
 	Speed float64
 	// Match is how each scenario selects its run: MatchInput (default) or MatchOrder.
 	Match MatchMode
@@ -92,8 +96,8 @@ func New(opts Options) (*Recorder, error) {
 	if opts.Speed == 0 {
 		opts.Speed = 1
 	}
-	if opts.Speed < 0 || opts.Speed > 1e6 {
-		return nil, fmt.Errorf("record: --speed must be between 0 and 1000000, not %g", opts.Speed)
+	if opts.Speed < 0 || opts.Speed > MaxSpeed {
+		return nil, fmt.Errorf("record: Speed must be from 0 (recorded timing) to %d, not %g", MaxSpeed, opts.Speed)
 	}
 	if opts.Match == "" {
 		opts.Match = MatchInput

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,14 +31,10 @@ func openFile(t testing.TB) (*DB, string) {
 	return db, path
 }
 
-// openMem opens a private in-memory database.
-func openMem(t testing.TB) *DB {
+// openDB opens a database in a new file.
+func openDB(t testing.TB) *DB {
 	t.Helper()
-	db, err := Open("")
-	if err != nil {
-		t.Fatalf(`Open(""): %v`, err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, _ := openFile(t)
 	return db
 }
 
@@ -128,100 +123,6 @@ func TestOpenPathSpecialCharacters(t *testing.T) {
 		if !strings.HasPrefix(e.Name(), "a?b#c%20d&e=f.db") {
 			t.Errorf("stray file %q", e.Name())
 		}
-	}
-}
-
-func TestOpenInMemory(t *testing.T) {
-	a, b := openMem(t), openMem(t)
-	if a.Path() != "" || a.Existed() {
-		t.Fatalf(`in-memory: Path()=%q Existed()=%v, want "" false`, a.Path(), a.Existed())
-	}
-	ctx := context.Background()
-	if err := a.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 3},
-		Upsert: rows(res("default", "s", "k", "run_a", 1))}); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.SaveClock(ctx, Clock{OffsetMs: 5}); err != nil {
-		t.Fatal(err)
-	}
-	// runs-api §10.4: two embedded instances never share state.
-	assertState(t, b, state{})
-	if err := b.Apply(ctx, Batch{Namespace: "default", Meta: &Namespace{RunCounter: 7}}); err != nil {
-		t.Fatal(err)
-	}
-	assertState(t, a, state{
-		ns:    []Namespace{{Name: "default", RunCounter: 3}},
-		res:   []Reservation{res("default", "s", "k", "run_a", 1)},
-		clock: &Clock{OffsetMs: 5},
-	})
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// Closing one leaves the other intact, and a new one starts empty.
-	assertState(t, b, state{ns: []Namespace{{Name: "default", RunCounter: 7}}})
-	assertState(t, openMem(t), state{})
-}
-
-// A private database is its one connection: when the pool drops it (here
-// forced by allowing no idle connection) the data is gone, and the next call
-// fails with errLost instead of writing to a new, empty database.
-func TestPrivateDatabaseRefusesASecondConnection(t *testing.T) {
-	db := openMem(t)
-	ctx := context.Background()
-	if err := db.Apply(ctx, Batch{Namespace: "n", Meta: &Namespace{RunCounter: 2}}); err != nil {
-		t.Fatal(err)
-	}
-	db.x.SetMaxIdleConns(0) // closes the idle connection, and with it the database
-	err := db.Apply(ctx, Batch{Namespace: "n", Meta: &Namespace{RunCounter: 3}})
-	if !errors.Is(err, errLost) {
-		t.Fatalf("second connection: err = %v, want errLost", err)
-	}
-	if _, _, _, err := db.Load(ctx); !errors.Is(err, errLost) {
-		t.Fatalf("load: err = %v, want errLost", err)
-	}
-}
-
-// A private database is a SQLite temporary database (main file "", temp_store
-// FILE), which spills to a deleted file instead of growing the process, with
-// its rollback journal in memory; rows far beyond its 2 MiB cache are all
-// written and read back.
-func TestPrivateDatabaseIsATemporaryDatabase(t *testing.T) {
-	db := openMem(t)
-	ctx := context.Background()
-	var seq int
-	var name, file string
-	if err := db.x.QueryRowx("PRAGMA database_list").Scan(&seq, &name, &file); err != nil || name != "main" || file != "" {
-		t.Fatalf("database_list = %d %q %q, %v; want main \"\"", seq, name, file, err)
-	}
-	var store int
-	if err := db.x.Get(&store, "PRAGMA temp_store"); err != nil || store != 1 {
-		t.Fatalf("temp_store = %d, %v; want 1 (FILE)", store, err)
-	}
-	var journal string
-	if err := db.x.Get(&journal, "PRAGMA journal_mode"); err != nil || journal != "memory" {
-		t.Fatalf("journal_mode = %q, %v; want memory", journal, err)
-	}
-	var cache int
-	if err := db.x.Get(&cache, "PRAGMA cache_size"); err != nil || cache != -cacheKiB {
-		t.Fatalf("cache_size = %d, %v; want %d (KiB)", cache, err, -cacheKiB)
-	}
-	rec := []byte(`{"a":"` + strings.Repeat("x", 1000) + `"}`)
-	const n = 5000 // ~5 MB of records
-	b := Batch{Namespace: "n", Meta: &Namespace{Name: "n", RunCounter: n}}
-	for i := range n {
-		r := res("n", "s", fmt.Sprint("k", i), fmt.Sprint("run_", i), float64(i))
-		r.Record = rec
-		b.Upsert = append(b.Upsert, &r)
-	}
-	if err := db.Apply(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	_, rs, _, err := db.Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rs) != n || string(rs[n-1].Record) != string(rec) {
-		t.Fatalf("loaded %d reservations, want %d", len(rs), n)
 	}
 }
 
@@ -383,28 +284,3 @@ func TestMigrateFromVersion1(t *testing.T) {
 	assertState(t, db, state{ns: []Namespace{{Name: "n", RunCounter: 3}}, res: []Reservation{old, newer}})
 }
 
-// A private database spills to a file only where SQLite will find a writable
-// directory for it; otherwise it stays in memory (temp_store MEMORY).
-func TestTempStoreFor(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "file")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		dirs []string
-		want int
-	}{
-		{[]string{"", filepath.Join(dir, "missing"), file}, 2},
-		{[]string{"", filepath.Join(dir, "missing"), file, dir}, 1},
-		{nil, 2},
-	}
-	for _, tt := range tests {
-		if got := tempStoreFor(tt.dirs); got != tt.want {
-			t.Errorf("tempStoreFor(%q) = %d, want %d", tt.dirs, got, tt.want)
-		}
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Errorf("the probe left files behind: %v", entries)
-	}
-}

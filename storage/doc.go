@@ -21,10 +21,10 @@
 // ReservationsOfRun), so start-up does not grow with the file.
 //
 // Open(path) opens a file in WAL mode that survives a real process restart
-// (Existed reports one); Open("") a private SQLite database (tests). The
-// schema comes from the numbered files in migrations/ (embedded), versioned by
-// PRAGMA user_version and marked with PRAGMA application_id. Row types with db
-// tags are private to this package; SQLite errors become storage errors in one
+// (Existed reports one); SQLite is used only for --db. The schema comes from
+// the numbered files in migrations/ (embedded), versioned by PRAGMA
+// user_version and marked with PRAGMA application_id. Row types with db tags
+// are private to this package; SQLite errors become storage errors in one
 // place (translate), by result code.
 //
 // This package imports no HTTP and nothing of the domain: records are opaque

@@ -208,20 +208,14 @@ func TestApplyAtomic(t *testing.T) {
 	}
 }
 
-// Binary64 values come back bit for bit, from disk (after a reopen) as well as
-// from an in-memory database.
+// Binary64 values come back bit for bit, from the open file and from disk
+// after a reopen.
 func TestFloatsExact(t *testing.T) {
 	values := []float64{1700000000.125, 1700003600.001, 1700000000.1 + 0.2, 0.1, 5e-324, math.MaxFloat64, -1.5e-7, 0}
-	for _, file := range []bool{true, false} {
-		t.Run(fmt.Sprintf("file=%v", file), func(t *testing.T) {
+	for _, reopen := range []bool{true, false} {
+		t.Run(fmt.Sprintf("reopen=%v", reopen), func(t *testing.T) {
 			ctx := context.Background()
-			var db *DB
-			var path string
-			if file {
-				db, path = openFile(t)
-			} else {
-				db = openMem(t)
-			}
+			db, path := openFile(t)
 			var want []Reservation
 			for i, v := range values {
 				r := res("n", "s", fmt.Sprintf("k%02d", i), fmt.Sprintf("run_%02d", i), v)
@@ -234,7 +228,7 @@ func TestFloatsExact(t *testing.T) {
 			if err := db.SaveClock(ctx, *clock); err != nil {
 				t.Fatal(err)
 			}
-			if file {
+			if reopen {
 				if err := db.Close(); err != nil {
 					t.Fatal(err)
 				}
@@ -264,7 +258,7 @@ func TestFloatsExact(t *testing.T) {
 }
 
 func TestSaveClockReplaces(t *testing.T) {
-	db := openMem(t)
+	db := openDB(t)
 	ctx := context.Background()
 	for _, c := range []Clock{{Frozen: true, FrozenMs: 1}, {Frozen: false, OffsetMs: -2.5}} {
 		if err := db.SaveClock(ctx, c); err != nil {

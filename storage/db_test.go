@@ -283,4 +283,3 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	assertState(t, db, state{ns: []Namespace{{Name: "n", RunCounter: 3}}, res: []Reservation{old, newer}})
 }
-

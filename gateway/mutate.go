@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"sync"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/state"
@@ -78,7 +79,7 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 func newReservation(scope, key, fingerprint, id string, n int64, rec *runs.Obj, now float64) *state.Reservation {
 	return &state.Reservation{Status: runs.RecordStatus(rec), Reservation: storage.Reservation{Scope: scope, Key: key,
 		Fingerprint: fingerprint, RunID: id, RunN: n, OwnerScope: scope, Keyed: true, Local: true, Alive: true,
-		Record: encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj), UpdatedAt: now}}
+		Record: encodeSorted(rec), UpdatedAt: now}}
 }
 
 func decode(b []byte) *runs.Obj {
@@ -90,9 +91,26 @@ func decode(b []byte) *runs.Obj {
 	return v.Obj
 }
 
-// encode renders o for keeping: exactly sized, since a record is held for
-// its run's life (a rendering appended from nil has up to twice the room).
-func encode(o *runs.Obj) []byte { return bytes.Clone(runs.MarshalValue(runs.ObjectValue(o))) }
+// encode renders o (vendor order) for keeping, and encodeSorted its durable
+// copy (keys sorted, runs-api §4.2): rendered in a scratch buffer, then copied
+// exactly sized, since a record is held for its run's life.
+func encode(o *runs.Obj) []byte { return render(o, runs.AppendJSON) }
+
+func encodeSorted(o *runs.Obj) []byte { return render(o, runs.AppendSortedJSON) }
+
+// scratch holds rendering buffers for reuse.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+func render(o *runs.Obj, appendJSON func([]byte, runs.Value) []byte) []byte {
+	buf := scratch.Get().(*[]byte)
+	b := appendJSON((*buf)[:0], runs.ObjectValue(o))
+	out := bytes.Clone(b)
+	if cap(b) <= 64<<10 { // a huge record's buffer is not kept
+		*buf = b
+		scratch.Put(buf)
+	}
+	return out
+}
 
 func updatedAt(o *runs.Obj) float64 {
 	v, _ := o.Get("updated_at")
@@ -112,7 +130,7 @@ func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec
 	x.putRun(id, c)
 	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
 		nr := *r
-		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
+		nr.Record = encodeSorted(rec)
 		nr.Status = c.Status
 		nr.UpdatedAt = x.now()
 		x.putRes(&nr)
@@ -137,7 +155,7 @@ func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
 		rec := runs.Interrupt(rec, now)
 		c = &state.Cached{Record: encode(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}
 		nr := *r
-		nr.Record = encode(runs.SortedCopy(runs.ObjectValue(rec)).Obj)
+		nr.Record = encodeSorted(rec)
 		nr.Status = runs.Interrupted
 		nr.UpdatedAt = now
 		x.putRes(&nr)

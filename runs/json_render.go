@@ -7,7 +7,15 @@ import "unicode/utf8"
 // FormatPyFloat, so ±Inf appear as the bare tokens Infinity / -Infinity), and
 // strings with \" \\ \b \f \n \r \t, other U+0000–U+001F as \u00xx, lone
 // surrogates as \udxxx (lowercase hex) and everything else as raw UTF-8.
-func AppendJSON(dst []byte, v Value) []byte {
+func AppendJSON(dst []byte, v Value) []byte { return appendJSON(dst, v, false) }
+
+// AppendSortedJSON is AppendJSON with the keys of every object, at every
+// nesting level (inside arrays too), in ascending code point order (the byte
+// order of UTF-8): the durable copy and hydration order of runs-api §4.2
+// rule 3. v is not modified.
+func AppendSortedJSON(dst []byte, v Value) []byte { return appendJSON(dst, v, true) }
+
+func appendJSON(dst []byte, v Value, sorted bool) []byte {
 	switch v.Kind {
 	case Null:
 		return append(dst, "null"...)
@@ -28,24 +36,39 @@ func AppendJSON(dst []byte, v Value) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = AppendJSON(dst, e)
+			dst = appendJSON(dst, e, sorted)
 		}
 		return append(dst, ']')
 	case Object:
 		dst = append(dst, '{')
-		if v.Obj != nil {
+		if v.Obj == nil {
+			return append(dst, '}')
+		}
+		var order []int // nil: in Obj order
+		if sorted {
+			order = sortedKeys(v.Obj.Keys, nil) // nil when already sorted
+		}
+		if order == nil {
 			for i, k := range v.Obj.Keys {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = appendJSONString(dst, k)
-				dst = append(dst, ':')
-				dst = AppendJSON(dst, v.Obj.Vals[i])
+				dst = appendEntry(dst, i, k, v.Obj.Vals[i], sorted)
 			}
+		}
+		for i, j := range order {
+			dst = appendEntry(dst, i, v.Obj.Keys[j], v.Obj.Vals[j], true)
 		}
 		return append(dst, '}')
 	}
 	return append(dst, "null"...)
+}
+
+// appendEntry appends the i-th entry of an object, k:v.
+func appendEntry(dst []byte, i int, k string, v Value, sorted bool) []byte {
+	if i > 0 {
+		dst = append(dst, ',')
+	}
+	dst = appendJSONString(dst, k)
+	dst = append(dst, ':')
+	return appendJSON(dst, v, sorted)
 }
 
 // MarshalValue is AppendJSON(nil, v).

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"math"
-	"sort"
 )
 
 // The eight run states (runs-api §5). "started" is an admission answer, never a state.
@@ -127,34 +126,6 @@ func ApprovalResponded(rec *Obj, now float64) *Obj {
 // already required "running").
 func Steered(rec *Obj, now float64) *Obj {
 	return EventApplied(rec, EventRunSteered, now)
-}
-
-// SortedCopy returns v with the keys of every object, at every nesting level
-// (inside arrays too), in ascending code point order — the durable copy and
-// hydration order of runs-api §4.2 rule 3. Byte order of (WTF-8) UTF-8 is code
-// point order. v is not modified.
-func SortedCopy(v Value) Value {
-	switch v.Kind {
-	case Array:
-		out := make([]Value, len(v.Arr))
-		for i, e := range v.Arr {
-			out[i] = SortedCopy(e)
-		}
-		return Value{Kind: Array, Arr: out}
-	case Object:
-		idx := make([]int, v.Obj.Len())
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.Slice(idx, func(a, b int) bool { return v.Obj.Keys[idx[a]] < v.Obj.Keys[idx[b]] })
-		o := &Obj{Keys: make([]string, len(idx)), Vals: make([]Value, len(idx))}
-		for i, j := range idx {
-			o.Keys[i] = v.Obj.Keys[j]
-			o.Vals[i] = SortedCopy(v.Obj.Vals[j])
-		}
-		return ObjectValue(o)
-	}
-	return v
 }
 
 // ShouldPersist is the persist rule of runs-api §10.2: after a change from

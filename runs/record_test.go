@@ -82,7 +82,7 @@ func TestChanges(t *testing.T) {
 }
 
 // acceptance 62 and 63: a hydrated (sorted) waiting record interrupted by a stale owner.
-func TestSortedCopyThenInterrupt(t *testing.T) {
+func TestSortedThenInterrupt(t *testing.T) {
 	rec := startRecord()
 	o, err := ParseObserve(mustParse(t, `{"status":"waiting_for_approval","approval":{"command":"synthetic"}}`), true, nil)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestSortedCopyThenInterrupt(t *testing.T) {
 	}
 	ev := ApprovalEvent(o.Approval, testRunID, testBase, func() string { return "4f517459436b5145434675544552396b" })
 	rec = ApplyObserve(rec, o, testBase, ev, nil)
-	durable := SortedCopy(ObjectValue(rec))
+	durable := mustParse(t, string(AppendSortedJSON(nil, ObjectValue(rec)))) // hydrated from the durable copy
 	got := render(Interrupt(durable.Obj, 1700000002.0))
 	want := `{"approval":{"choices":["once","session","always","deny"],"command":"synthetic","event":"approval.request","request_id":"4f517459436b5145434675544552396b","run_id":"` + testRunID + `","timestamp":1700000000.0},"created_at":1700000000.0,"last_event":"run.interrupted","model":"hermes-agent","object":"hermes.run","run_id":"` + testRunID + `","session_id":"` + testRunID + `","status":"interrupted","updated_at":1700000002.0,"error":"The gateway restarted before this run settled."}`
 	if got != want {
@@ -98,14 +98,14 @@ func TestSortedCopyThenInterrupt(t *testing.T) {
 	}
 	// runs-api §4.2 example: a keyed running run after a stale restart.
 	running := ApplyObserve(startRecord(), &Observe{Status: Running, Body: &Obj{}}, testBase, nil, nil)
-	got = render(Interrupt(SortedCopy(ObjectValue(running)).Obj, 1700003600.5))
+	got = render(Interrupt(mustParse(t, string(AppendSortedJSON(nil, ObjectValue(running)))).Obj, 1700003600.5))
 	want = `{"created_at":1700000000.0,"model":"hermes-agent","object":"hermes.run","run_id":"` + testRunID + `","session_id":"` + testRunID + `","status":"interrupted","updated_at":1700003600.5,"error":"The gateway restarted before this run settled.","last_event":"run.interrupted"}`
 	if got != want {
 		t.Errorf("interrupted running record\n got %s\nwant %s", got, want)
 	}
 }
 
-func TestSortedCopy(t *testing.T) {
+func TestAppendSortedJSON(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{`{"b":1,"a":{"z":[{"y":1,"x":2}],"c":null},"B":2}`, `{"B":2,"a":{"c":null,"z":[{"x":2,"y":1}]},"b":1}`},
 		// code point order: U+E000 before U+10000, U+00E9 after "z"
@@ -116,11 +116,11 @@ func TestSortedCopy(t *testing.T) {
 	for _, c := range cases {
 		in := mustParse(t, c.in)
 		before := string(MarshalValue(in))
-		if got := string(MarshalValue(SortedCopy(in))); got != c.want {
-			t.Errorf("SortedCopy(%s) = %s, want %s", c.in, got, c.want)
+		if got := string(AppendSortedJSON([]byte("x"), in)); got != "x"+c.want {
+			t.Errorf("AppendSortedJSON(%s) = %s, want x%s", c.in, got, c.want)
 		}
 		if string(MarshalValue(in)) != before {
-			t.Errorf("SortedCopy(%s) modified its input", c.in)
+			t.Errorf("AppendSortedJSON(%s) modified its input", c.in)
 		}
 	}
 }

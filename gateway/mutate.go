@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"bytes"
-	"sync"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/state"
@@ -79,7 +77,7 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 func newReservation(scope, key, fingerprint, id string, n int64, rec *runs.Obj, now float64) *state.Reservation {
 	return &state.Reservation{Status: runs.RecordStatus(rec), Reservation: storage.Reservation{Scope: scope, Key: key,
 		Fingerprint: fingerprint, RunID: id, RunN: n, OwnerScope: scope, Keyed: true, Local: true, Alive: true,
-		Record: encodeSorted(rec), UpdatedAt: now}}
+		Record: runs.RenderedSorted(rec), UpdatedAt: now}}
 }
 
 func decode(b []byte) *runs.Obj {
@@ -89,27 +87,6 @@ func decode(b []byte) *runs.Obj {
 		panic("gateway: stored record does not parse: " + string(b))
 	}
 	return v.Obj
-}
-
-// encode renders o (vendor order) for keeping, and encodeSorted its durable
-// copy (keys sorted, runs-api §4.2): rendered in a scratch buffer, then copied
-// exactly sized, since a record is held for its run's life.
-func encode(o *runs.Obj) []byte { return render(o, runs.AppendJSON) }
-
-func encodeSorted(o *runs.Obj) []byte { return render(o, runs.AppendSortedJSON) }
-
-// scratch holds rendering buffers for reuse.
-var scratch = sync.Pool{New: func() any { return new([]byte) }}
-
-func render(o *runs.Obj, appendJSON func([]byte, runs.Value) []byte) []byte {
-	buf := scratch.Get().(*[]byte)
-	b := appendJSON((*buf)[:0], runs.ObjectValue(o))
-	out := bytes.Clone(b)
-	if cap(b) <= 64<<10 { // a huge record's buffer is not kept
-		*buf = b
-		scratch.Put(buf)
-	}
-	return out
 }
 
 func updatedAt(o *runs.Obj) float64 {
@@ -125,12 +102,12 @@ func createdAt(o *runs.Obj) float64 {
 // setRecord replaces run id's cached record after a change and applies the
 // persist rule (runs-api §10.2) to its reservation.
 func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec *runs.Obj) *state.Cached {
-	c := &state.Cached{Record: encode(rec), Status: runs.RecordStatus(rec), CreatedAt: before.CreatedAt,
+	c := &state.Cached{Record: runs.Rendered(rec), Status: runs.RecordStatus(rec), CreatedAt: before.CreatedAt,
 		UpdatedAt: updatedAt(rec), Owner: before.Owner}
 	x.putRun(id, c)
 	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
 		nr := *r
-		nr.Record = encodeSorted(rec)
+		nr.Record = runs.RenderedSorted(rec)
 		nr.Status = c.Status
 		nr.UpdatedAt = x.now()
 		x.putRes(&nr)
@@ -153,9 +130,9 @@ func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
 	if !r.Alive && !runs.IsTerminal(r.Status) {
 		now := x.now()
 		rec := runs.Interrupt(rec, now)
-		c = &state.Cached{Record: encode(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}
+		c = &state.Cached{Record: runs.Rendered(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}
 		nr := *r
-		nr.Record = encodeSorted(rec)
+		nr.Record = runs.RenderedSorted(rec)
 		nr.Status = runs.Interrupted
 		nr.UpdatedAt = now
 		x.putRes(&nr)

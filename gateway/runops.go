@@ -81,7 +81,7 @@ func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission)
 		now := x.now()
 		rec := runs.NewRecord(id, now, sub)
 		owner := state.Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
-		x.putRun(id, &state.Cached{Record: encode(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
+		x.putRun(id, &state.Cached{Record: runs.Rendered(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
 		if key != "" {
 			x.putRes(newReservation(scope, key, fingerprint, id, x.st.RunCounter, rec, now))
 		}

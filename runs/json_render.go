@@ -1,6 +1,10 @@
 package runs
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"sync"
+	"unicode/utf8"
+)
 
 // AppendJSON appends the vendor rendering of v (wire.md §4.1): compact, object
 // keys in Obj order, numbers per §3.1 (an Int as its decimal, a Float as
@@ -69,6 +73,29 @@ func appendEntry(dst []byte, i int, k string, v Value, sorted bool) []byte {
 	dst = appendJSONString(dst, k)
 	dst = append(dst, ':')
 	return appendJSON(dst, v, sorted)
+}
+
+// Rendered is the vendor rendering of o (AppendJSON), exactly sized: for a
+// record kept for its run's life (a rendering appended from nil has up to
+// twice the room).
+func Rendered(o *Obj) []byte { return rendered(o, AppendJSON) }
+
+// RenderedSorted is Rendered with the keys sorted at every level
+// (AppendSortedJSON): a record's durable copy.
+func RenderedSorted(o *Obj) []byte { return rendered(o, AppendSortedJSON) }
+
+// scratch holds rendering buffers for reuse.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+func rendered(o *Obj, render func([]byte, Value) []byte) []byte {
+	buf := scratch.Get().(*[]byte)
+	b := render((*buf)[:0], ObjectValue(o))
+	out := bytes.Clone(b)
+	if cap(b) <= 64<<10 { // a huge record's buffer is not kept
+		*buf = b
+		scratch.Put(buf)
+	}
+	return out
 }
 
 // MarshalValue is AppendJSON(nil, v).

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -151,6 +152,22 @@ func TestShouldPersist(t *testing.T) {
 	for _, c := range cases {
 		if got := ShouldPersist(c.before, c.after); got != c.want {
 			t.Errorf("%s: ShouldPersist = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// Rendered and RenderedSorted give the renderings in copies of their size
+// (up to the allocator's size class, not a grown buffer's room), one after
+// another from the reused buffer without mixing them up.
+func TestRendered(t *testing.T) {
+	o := mustParse(t, `{"b":1,"a":{"d":[{"y":1,"x":2}],"c":"`+strings.Repeat("z", 300)+`"}}`).Obj
+	for range 3 {
+		v, s := Rendered(o), RenderedSorted(o)
+		if string(v) != string(MarshalValue(ObjectValue(o))) || cap(v) > len(v)*9/8+16 {
+			t.Fatalf("Rendered = %s (cap %d)", v, cap(v))
+		}
+		if want := `{"a":{"c":"` + strings.Repeat("z", 300) + `","d":[{"x":2,"y":1}]},"b":1}`; string(s) != want || cap(s) > len(s)*9/8+16 {
+			t.Fatalf("RenderedSorted = %s (cap %d), want %s", s, cap(s), want)
 		}
 	}
 }

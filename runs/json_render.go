@@ -75,9 +75,9 @@ func appendEntry(dst []byte, i int, k string, v Value, sorted bool) []byte {
 	return appendJSON(dst, v, sorted)
 }
 
-// Rendered is the vendor rendering of o (AppendJSON), exactly sized: for a
-// record kept for its run's life (a rendering appended from nil has up to
-// twice the room).
+// Rendered is the vendor rendering of o (AppendJSON) in a copy of its size:
+// for a record kept for its run's life (a rendering appended from nil has up
+// to twice the room).
 func Rendered(o *Obj) []byte { return rendered(o, AppendJSON) }
 
 // RenderedSorted is Rendered with the keys sorted at every level

@@ -34,9 +34,10 @@
 //	controls.go  the Hermes controls (observe, events, deliver, drain,
 //	             restart, scope, sweep, reset).
 //	timeline.go  the timeline routes on package timeline (checkpoints, heads,
-//	             retention, snapshots; O(log n) commits, H7): a namespace is its
-//	             Host, capturing a branch's State, clock and RNG and restoring
-//	             them; x-mockingbird-at views; a "checkpoint" Change per commit.
+//	             retention, snapshots; O(1) amortised commits, H7): a
+//	             namespace is its Host, capturing a branch's State, clock and
+//	             RNG and restoring them; x-mockingbird-at views; a
+//	             "checkpoint" Change per commit.
 //	(transports) package transport (its doc.go lists the invariants:
 //	             the H5 buffer bound, expiry). Gateway.Subscribe (RunEvents
 //	             steps 2–4) and Shutdown are in gateway.go; tx.publish feeds

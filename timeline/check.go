@@ -6,7 +6,7 @@ import "fmt"
 // only tests call them, after every step of the model tests.
 
 // Check verifies t's invariants: the retained checkpoints, the heads' counts
-// and the eviction heap. It walks everything: tests only.
+// and the free list. It walks everything: tests only.
 func (t *Timeline[S]) Check() error {
 	heads := map[string]int{}
 	for b, id := range t.heads {
@@ -17,8 +17,11 @@ func (t *Timeline[S]) Check() error {
 		heads[id]++
 	}
 	inFree := map[*Checkpoint[S]]bool{}
-	for _, c := range t.free {
-		inFree[c] = true
+	t.free.each(func(c *Checkpoint[S]) { inFree[c] = true })
+	for i := t.free.head + 1; i < len(t.free.fifo); i++ {
+		if t.free.fifo[i-1].seq >= t.free.fifo[i].seq {
+			return fmt.Errorf("free list: %s queues after %s", t.free.fifo[i].ID, t.free.fifo[i-1].ID)
+		}
 	}
 	n := 0
 	for i, c := range t.order {

@@ -3,13 +3,13 @@ package timeline
 import "container/heap"
 
 // Retention (controls §8.1, hardening H7): the checkpoints that no branch head
-// or snapshot protects wait in a min-heap by age, so a commit evicts the
-// oldest without walking past protected ones.
+// or snapshot protects wait in a free list, oldest first, so a commit evicts
+// the oldest without walking past protected ones.
 
 // release queues c for eviction once nothing protects it.
 func (t *Timeline[S]) release(c *Checkpoint[S]) {
 	if !c.protected() && !c.gone {
-		heap.Push(&t.free, c)
+		t.free.push(c)
 	}
 }
 
@@ -17,8 +17,8 @@ func (t *Timeline[S]) release(c *Checkpoint[S]) {
 // pinned by a snapshot, down to max (controls §8.1). Evicted checkpoints stay
 // in order and free until a compaction, which runs when they are over half.
 func (t *Timeline[S]) retain() {
-	for len(t.cps) > t.max && len(t.free) > 0 {
-		c := heap.Pop(&t.free).(*Checkpoint[S])
+	for len(t.cps) > t.max && t.free.len() > 0 {
+		c := t.free.pop()
 		t.seen++
 		if c.gone || c.protected() {
 			continue // stale: evicted already, or protected since (released again later)
@@ -35,14 +35,71 @@ func (t *Timeline[S]) retain() {
 		}
 		t.order = live
 	}
-	if n := len(t.free); n > 64 && n > 2*len(t.cps) {
-		t.free = t.free[:0]
+	if n := t.free.len(); n > 64 && n > 2*len(t.cps) {
+		var waiting []*Checkpoint[S]
 		for _, c := range t.order {
 			if !c.gone && !c.protected() {
-				t.free = append(t.free, c)
+				waiting = append(waiting, c)
 			}
 		}
-		heap.Init(&t.free)
+		t.free.reset(waiting)
+	}
+}
+
+// freeList holds the unprotected checkpoints, oldest (lowest seq) first;
+// entries may be stale (evicted, or protected again), and retain skips them.
+// Most checkpoints are released in the order they were made — a branch's head
+// moves on, and its old head is the newest unprotected checkpoint — so they
+// queue at the back of fifo, in order, at O(1). One released out of order (the
+// old head of a branch that was idle, the checkpoint of a deleted snapshot)
+// waits in the late heap instead. The oldest is the older of fifo's front and
+// late's top, so pushing and popping cost O(1) amortised while releases come
+// in order, and O(log k) for the k waiting out of order.
+type freeList[S any] struct {
+	fifo []*Checkpoint[S] // fifo[head:] wait, in ascending seq
+	head int
+	late ageHeap[S]
+}
+
+func (f *freeList[S]) len() int { return len(f.fifo) - f.head + len(f.late) }
+
+func (f *freeList[S]) push(c *Checkpoint[S]) {
+	if n := len(f.fifo); n == f.head || f.fifo[n-1].seq < c.seq {
+		f.fifo = append(f.fifo, c)
+		return
+	}
+	heap.Push(&f.late, c)
+}
+
+// pop removes and returns the oldest waiting checkpoint (f is not empty).
+func (f *freeList[S]) pop() *Checkpoint[S] {
+	if len(f.late) > 0 && (f.head == len(f.fifo) || f.late[0].seq < f.fifo[f.head].seq) {
+		return heap.Pop(&f.late).(*Checkpoint[S])
+	}
+	c := f.fifo[f.head]
+	f.fifo[f.head] = nil
+	f.head++
+	if f.head > 64 && f.head > len(f.fifo)/2 { // drop the popped prefix
+		n := copy(f.fifo, f.fifo[f.head:])
+		clear(f.fifo[n:])
+		f.fifo, f.head = f.fifo[:n], 0
+	}
+	return c
+}
+
+// reset makes f hold exactly cs, which are in ascending seq.
+func (f *freeList[S]) reset(cs []*Checkpoint[S]) {
+	clear(f.late)
+	f.fifo, f.head, f.late = cs, 0, f.late[:0]
+}
+
+// each calls fn with every waiting entry (Check).
+func (f *freeList[S]) each(fn func(*Checkpoint[S])) {
+	for _, c := range f.fifo[f.head:] {
+		fn(c)
+	}
+	for _, c := range f.late {
+		fn(c)
 	}
 }
 

@@ -23,9 +23,11 @@
 //   - a checkpoint's pins count the live snapshots pinning it, and a pinned
 //     checkpoint is retained;
 //   - every retained checkpoint that no head or pin protects waits in the
-//     eviction heap, so retention evicts the oldest of them without walking
-//     past protected ones: committing is O(log n) whatever the number of
-//     snapshots and branches (hardening H7).
+//     free list (in order in its queue), so retention evicts the oldest of
+//     them without walking past protected ones: committing is O(1) amortised
+//     whatever the number of snapshots and branches (hardening H7) while
+//     checkpoints are released in the order they were made, as a branch's
+//     commits release them; one released out of order costs O(log k).
 package timeline
 
 import (
@@ -63,7 +65,7 @@ type Timeline[S any] struct {
 	cps   map[string]*Checkpoint[S]
 	order []*Checkpoint[S]  // creation order, evicted ones included until compacted
 	heads map[string]string // branch → head checkpoint id
-	free  ageHeap[S]        // unprotected checkpoints, oldest first (stale entries skipped)
+	free  freeList[S]       // unprotected checkpoints, oldest first (stale entries skipped)
 	seen  int               // checkpoints retention examined (the work of H7)
 }
 

@@ -191,3 +191,37 @@ func TestCommitAndLookups(t *testing.T) {
 		t.Fatal("Head")
 	}
 }
+
+// The free list hands out the oldest waiting checkpoint, whether it was
+// released in order (queued) or out of order (late), and keeps its queue
+// short as it is consumed.
+func TestFreeList(t *testing.T) {
+	var f freeList[int]
+	push := func(seqs ...int64) {
+		for _, s := range seqs {
+			f.push(&Checkpoint[int]{seq: s})
+		}
+	}
+	pop := func(n int) (got []int64) {
+		for range n {
+			got = append(got, f.pop().seq)
+		}
+		return got
+	}
+	push(1, 2, 3, 10, 5, 4, 11)
+	if got := pop(7); !slices.Equal(got, []int64{1, 2, 3, 4, 5, 10, 11}) || f.len() != 0 {
+		t.Fatalf("popped %v, %d left", got, f.len())
+	}
+	// A long run in order, consumed as it goes: the queue drops what it popped.
+	for i := int64(100); i < 1100; i++ {
+		push(i)
+		if i%2 == 1 {
+			if got := pop(2); got[0] != i-1 || got[1] != i {
+				t.Fatalf("popped %v at %d", got, i)
+			}
+		}
+	}
+	if f.len() != 0 || cap(f.fifo) > 256 {
+		t.Fatalf("%d waiting, queue capacity %d", f.len(), cap(f.fifo))
+	}
+}

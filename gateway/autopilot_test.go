@@ -77,7 +77,7 @@ func TestAutopilotModel(t *testing.T) {
 			if rng.IntN(3) == 0 { // keyed: a reservation, replayed or conflicting when the key is taken
 				key = "k" + strconv.Itoa(rng.IntN(20))
 			}
-			a, err := g.Admit(Main(ns), key, "fp "+input, &runs.Submission{Message: runs.StringValue(input)})
+			a, err := g.Create(Main(ns), Creation{Key: key, Fingerprint: "fp " + input, Sub: &runs.Submission{Message: runs.StringValue(input)}})
 			if err != nil && !(key != "" && err.Status == 409) {
 				t.Fatal(err)
 			}

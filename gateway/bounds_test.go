@@ -47,8 +47,8 @@ func TestNamespacesCreatedByState(t *testing.T) {
 	if _, err := g.Subscribe(ctx, Main("ghost"), "run_x", true); err == nil {
 		t.Fatal("Subscribe of a ghost run")
 	}
-	if err := g.Intake(Main("ghost"), func() *runs.Error { return runs.ErrKeyConflict }); err != runs.ErrKeyConflict {
-		t.Fatalf("Intake = %v", err)
+	if _, err := g.Create(Main("ghost"), Creation{Intake: runs.ErrKeyConflict}); err != runs.ErrKeyConflict {
+		t.Fatalf("Create = %v", err)
 	}
 	if tl := g.Timeline("ghost"); len(tl.Checkpoints) != 1 || g.Head("ghost", "main") != "cp_00000001" {
 		t.Fatalf("timeline of an empty namespace = %+v", tl)
@@ -70,14 +70,14 @@ func TestNamespacesCreatedByState(t *testing.T) {
 		t.Fatalf("%d namespaces after reads: %v", n, g.Namespaces())
 	}
 
-	if _, err := g.Admit(Main("a"), "", "", &runs.Submission{}); err != nil {
+	if _, err := g.Create(Main("a"), Creation{Sub: &runs.Submission{}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.CommitCheckpoint("b", "main"); err != nil {
 		t.Fatal(err)
 	}
 	full := runs.Admin(429, "too many namespaces (max 2)")
-	_, err := g.Admit(Main("c"), "", "", &runs.Submission{})
+	_, err := g.Create(Main("c"), Creation{Sub: &runs.Submission{}})
 	wantErr(t, "Admit in a third namespace", err, full)
 	_, err = g.CommitCheckpoint("c", "main")
 	wantErr(t, "CommitCheckpoint", err, full)
@@ -91,7 +91,7 @@ func TestNamespacesCreatedByState(t *testing.T) {
 	if got := fmt.Sprint(g.Namespaces()); got != "[a b]" {
 		t.Fatalf("namespaces %s", got)
 	}
-	if _, err := g.Admit(Main("a"), "", "", &runs.Submission{}); err != nil {
+	if _, err := g.Create(Main("a"), Creation{Sub: &runs.Submission{}}); err != nil {
 		t.Fatalf("an existing namespace: %v", err)
 	}
 	// Reset all releases the namespaces' state; they stay listed (controls §4.1).
@@ -110,7 +110,7 @@ func TestSSEBufferBound(t *testing.T) {
 	var log bytes.Buffer
 	frame := len("data: ") + len(`{"event":"message.delta","run_id":"run_4e685a726271445348426a4a70783364","timestamp":1700000000.0,"delta":"x"}`) + 2
 	g := newBoundGateway(t, Options{SSEBufferBytes: 2*frame + frame/2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
+	a, err := g.Create(Main("default"), Creation{Sub: &runs.Submission{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestCheckpointRetentionWork(t *testing.T) {
 	before := ns.tl.Examined()
 	const commits = 1000
 	for range commits {
-		if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
+		if _, err := g.Create(Main("default"), Creation{Sub: &runs.Submission{}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestCheckpointRetentionWork(t *testing.T) {
 // and restores nothing (409 no checkpoint).
 func TestResetReleasesSnapshots(t *testing.T) {
 	g := newBoundGateway(t, Options{})
-	if _, err := g.Admit(Main("a"), "", "", &runs.Submission{}); err != nil {
+	if _, err := g.Create(Main("a"), Creation{Sub: &runs.Submission{}}); err != nil {
 		t.Fatal(err)
 	}
 	id, _, err := g.Snapshot("a")

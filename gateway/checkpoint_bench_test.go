@@ -76,7 +76,7 @@ func benchGateway(b *testing.B, n int) (*Gateway, string, string) {
 		if i%2 == 1 {
 			key, fp = "key-"+strconv.Itoa(i), "fingerprint-"+strconv.Itoa(i)
 		}
-		a, aerr := g.Admit(Main(ns), key, fp, &runs.Submission{})
+		a, aerr := g.Create(Main(ns), Creation{Key: key, Fingerprint: fp, Sub: &runs.Submission{}})
 		if aerr != nil {
 			b.Fatal(aerr)
 		}
@@ -130,13 +130,9 @@ func BenchmarkKeylessWithSnapshots(b *testing.B) {
 				}
 			}
 			sub := &runs.Submission{}
-			ok := func() *runs.Error { return nil }
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := g.Intake(Main("bench"), ok); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := g.Admit(Main("bench"), "", "", sub); err != nil {
+				if _, err := g.Create(Main("bench"), Creation{Sub: sub}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -62,7 +62,7 @@ func TestLockedRecoversPanic(t *testing.T) {
 	if err == nil || err.Status != 500 || err.Message != "internal error: boom" {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
+	if _, err := g.Create(Main("default"), Creation{Sub: &runs.Submission{}}); err != nil {
 		t.Fatalf("lock not released: %v", err)
 	}
 }
@@ -72,7 +72,7 @@ func TestLockedRecoversPanic(t *testing.T) {
 func admitAt(t *testing.T, g *Gateway, wall *float64, ns string, sec float64) transport.Key {
 	t.Helper()
 	*wall = sec * 1000
-	a, err := g.Admit(Main(ns), "", "", &runs.Submission{})
+	a, err := g.Create(Main(ns), Creation{Sub: &runs.Submission{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestLargeCounter(t *testing.T) {
 	g.spaces["default"] = newNamespace("default")
 	g.spaces["default"].branches["main"].st.RunCounter = 1 << 32
 	g.mu.Unlock()
-	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
+	a, err := g.Create(Main("default"), Creation{Sub: &runs.Submission{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestCounterBlocks(t *testing.T) {
 	path := t.TempDir() + "/g.db"
 	g, db := newTestGateway(t, path)
 	for range 3 {
-		if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
+		if _, err := g.Create(Main("default"), Creation{Sub: &runs.Submission{}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,7 +214,7 @@ func TestFlushFailureAndRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := &runs.Submission{}
-	if _, err := g.Admit(Main("default"), "k", "fp", sub); err == nil || err.Status != 500 {
+	if _, err := g.Create(Main("default"), Creation{Key: "k", Fingerprint: "fp", Sub: sub}); err == nil || err.Status != 500 {
 		t.Fatalf("keyed admission with a failing store: %v", err)
 	}
 	if len(heard) != 1 || !strings.Contains(heard[0], "boom") {
@@ -223,7 +223,7 @@ func TestFlushFailureAndRepair(t *testing.T) {
 	if _, err := raw.Exec(`DROP TRIGGER boom`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Admit(Main("default"), "", "", sub); err != nil {
+	if _, err := g.Create(Main("default"), Creation{Sub: sub}); err != nil {
 		t.Fatalf("the next request got the earlier failure: %v", err)
 	}
 	g.q.Wait(0, g.q.Last())
@@ -260,13 +260,13 @@ func TestRealRestartKeepsTheNewestRunOfAnID(t *testing.T) {
 		g.mu.Unlock()
 	}
 	setCounter(n1 - 1)
-	a1, err := g.Admit(Main("default"), "z-older", "fp", &runs.Submission{})
+	a1, err := g.Create(Main("default"), Creation{Key: "z-older", Fingerprint: "fp", Sub: &runs.Submission{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wall += 5000
 	setCounter(n2 - 1)
-	a2, err := g.Admit(Main("default"), "a-newer", "fp", &runs.Submission{})
+	a2, err := g.Create(Main("default"), Creation{Key: "a-newer", Fingerprint: "fp", Sub: &runs.Submission{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestReplayOfAShadowedRun(t *testing.T) {
 	}
 	sub := &runs.Submission{}
 	setCounter(n1 - 1)
-	a1, err := g.Admit(Main("default"), "k1", "fp", sub)
+	a1, err := g.Create(Main("default"), Creation{Key: "k1", Fingerprint: "fp", Sub: sub})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,13 +315,13 @@ func TestReplayOfAShadowedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	setCounter(n2 - 1)
-	if a2, err := g.Admit(Main("default"), "k2", "fp", sub); err != nil || a2.RunID != a1.RunID {
+	if a2, err := g.Create(Main("default"), Creation{Key: "k2", Fingerprint: "fp", Sub: sub}); err != nil || a2.RunID != a1.RunID {
 		t.Fatalf("second admission: %+v %v (want the id %s)", a2, err, a1.RunID)
 	}
 	if err := g.SetScope("default", "", ""); err != nil {
 		t.Fatal(err)
 	}
-	a, err := g.Admit(Main("default"), "k1", "fp", sub)
+	a, err := g.Create(Main("default"), Creation{Key: "k1", Fingerprint: "fp", Sub: sub})
 	if err != nil || a != (Admission{RunID: a1.RunID, Status: runs.Queued, Replayed: true}) {
 		t.Fatalf("replay of k1 = %+v, %v; want %s queued replayed", a, err, a1.RunID)
 	}
@@ -332,7 +332,7 @@ func TestPlainReservationRecordIsStored(t *testing.T) {
 	g, db := newTestGateway(t, filepath.Join(t.TempDir(), "db.sqlite"))
 	defer db.Close()
 	defer g.Close()
-	a, err := g.Admit(Main("default"), "k", "fp", &runs.Submission{})
+	a, err := g.Create(Main("default"), Creation{Key: "k", Fingerprint: "fp", Sub: &runs.Submission{}})
 	if err != nil {
 		t.Fatal(err)
 	}

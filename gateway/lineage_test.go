@@ -27,7 +27,7 @@ func TestBranchLineage(t *testing.T) {
 		t.Helper()
 		ids := make([]string, n)
 		for i := range ids {
-			a, err := g.Admit(tg, "", "", &runs.Submission{})
+			a, err := g.Create(tg, Creation{Sub: &runs.Submission{}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,75 +24,80 @@ func (g *Gateway) Draining(t Target) bool {
 	return x.st.Draining
 }
 
-// Intake performs RunCreate steps 2–6 (runs-api §6.1) in one transaction: the
-// drain flag (503), then the caller's pure header and body checks, then the
-// sweep tick, which happens only when those passed.
-func (g *Gateway) Intake(t Target, checks func() *runs.Error) *runs.Error {
-	_, err := g.update(t, func(x *tx) *runs.Error {
+// Creation is a RunCreate as the handler prepared it without the lock: the
+// outcomes of its pure checks, in the spec's order (runs-api §6.1), and what
+// they produced.
+type Creation struct {
+	Intake *runs.Error // steps 3–5: the header checks and an empty body (nil: passed)
+	Body   *runs.Error // steps 7–10: parse, key, validation, fingerprint (nil: passed)
+	// Key is the stripped Idempotency-Key ("" = keyless), Fingerprint its
+	// fingerprint, Sub the validated submission.
+	Key, Fingerprint string
+	Sub              *runs.Submission
+}
+
+// Create performs RunCreate from step 2 in one transaction (runs-api §6.1): the
+// drain flag (503), the intake checks, the sweep tick, the body checks, then
+// (keyed) the prune and the admission: create, replay or conflict.
+func (g *Gateway) Create(t Target, c Creation) (Admission, *runs.Error) {
+	var a Admission
+	cp, err := g.update(t, func(x *tx) *runs.Error {
 		if d := runs.Decide(runs.AdmissionFacts{Draining: x.st.Draining}); d == runs.Draining {
 			return d.Err(0)
 		}
-		if err := checks(); err != nil {
-			return err
+		if c.Intake != nil {
+			return c.Intake
 		}
 		x.sweepTick()
-		return nil
-	})
-	return err
-}
-
-// Admit prunes (keyed only) and then creates, replays or conflicts in one
-// transaction (runs-api §6.1 steps 11–12). key is the stripped Idempotency-Key
-// ("" = keyless) and fingerprint its fingerprint.
-func (g *Gateway) Admit(t Target, key, fingerprint string, sub *runs.Submission) (Admission, *runs.Error) {
-	var a Admission
-	cp, err := g.update(t, func(x *tx) *runs.Error {
-		scope := x.scope()
-		if !x.st.HasSweep {
-			// The first admission of a namespace creates it (hardening H3);
-			// the sweep tick of its intake was not kept, so it is taken here.
-			x.sweepTick()
+		if c.Body != nil {
+			return c.Body
 		}
-		var r *state.Reservation
-		if key != "" {
-			x.prune()
-			if r, _ = x.st.Res(scope, key); r != nil && r.Expired(x.now()) {
-				x.delRes(scope, key) // a start-up row prune did not see (disk.go)
-				r = nil
-			}
-		}
-		// The drain flag was Intake's step (runs-api §6.1 step 2).
-		d := runs.Decide(runs.AdmissionFacts{Reserved: r != nil, SameFingerprint: r != nil && r.Fingerprint == fingerprint,
-			Live: x.st.Live(), Max: x.g.opts.MaxConcurrentRuns})
-		switch d {
-		case runs.Replay:
-			status := r.Status
-			if c, ok := x.hydrate(r.RunID, scope); ok {
-				status = c.Status
-			}
-			a = Admission{RunID: r.RunID, Status: status, Replayed: true}
-			return nil
-		case runs.Conflict, runs.AtCapacity:
-			return d.Err(x.g.opts.MaxConcurrentRuns)
-		}
-		x.st.RunCounter++
-		x.dirty = true
-		id := runs.RunID(x.storageNS(), x.st.RunCounter)
-		now := x.now()
-		rec := runs.NewRecord(id, now, sub)
-		owner := state.Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
-		x.putRun(id, &state.Cached{Record: runs.Rendered(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
-		if key != "" {
-			x.putRes(newReservation(scope, key, fingerprint, id, x.st.RunCounter, rec, now))
-		}
-		x.openTransport(id, now)
-		x.scenarioAdmit(id, sub)
-		x.accept = true
-		a = Admission{RunID: id, Status: "started"}
-		return nil
+		var err *runs.Error
+		a, err = x.admit(c.Key, c.Fingerprint, c.Sub)
+		return err
 	})
 	a.Checkpoint = cp
 	return a, err
+}
+
+// admit is steps 11–12: the prune (keyed only), then create, replay or
+// conflict. key is the stripped Idempotency-Key ("" = keyless).
+func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *runs.Error) {
+	scope := x.scope()
+	var r *state.Reservation
+	if key != "" {
+		x.prune()
+		if r, _ = x.st.Res(scope, key); r != nil && r.Expired(x.now()) {
+			x.delRes(scope, key) // a start-up row prune did not see (disk.go)
+			r = nil
+		}
+	}
+	d := runs.Decide(runs.AdmissionFacts{Reserved: r != nil, SameFingerprint: r != nil && r.Fingerprint == fingerprint,
+		Live: x.st.Live(), Max: x.g.opts.MaxConcurrentRuns})
+	switch d {
+	case runs.Replay:
+		status := r.Status
+		if c, ok := x.hydrate(r.RunID, scope); ok {
+			status = c.Status
+		}
+		return Admission{RunID: r.RunID, Status: status, Replayed: true}, nil
+	case runs.Conflict, runs.AtCapacity:
+		return Admission{}, d.Err(x.g.opts.MaxConcurrentRuns)
+	}
+	x.st.RunCounter++
+	x.dirty = true
+	id := runs.RunID(x.storageNS(), x.st.RunCounter)
+	now := x.now()
+	rec := runs.NewRecord(id, now, sub)
+	owner := state.Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
+	x.putRun(id, &state.Cached{Record: runs.Rendered(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
+	if key != "" {
+		x.putRes(newReservation(scope, key, fingerprint, id, x.st.RunCounter, rec, now))
+	}
+	x.openTransport(id, now)
+	x.scenarioAdmit(id, sub)
+	x.accept = true
+	return Admission{RunID: id, Status: "started"}, nil
 }
 
 // Get returns run id's record (runs-api §6.2).

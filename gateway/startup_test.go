@@ -41,7 +41,7 @@ func TestStartupReadsNoReservation(t *testing.T) {
 	}
 	var ids []string
 	for i := range 50 {
-		a, err := g.Admit(Main("default"), fmt.Sprint("k", i), "fp", &runs.Submission{})
+		a, err := g.Create(Main("default"), Creation{Key: fmt.Sprint("k", i), Fingerprint: "fp", Sub: &runs.Submission{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestStartupReadsNoReservation(t *testing.T) {
 	if gerr != nil || !strings.Contains(string(body), `"status":"interrupted"`) {
 		t.Fatalf("Get after the restart: %s %v", body, gerr)
 	}
-	a, aerr := g.Admit(Main("default"), "k9", "fp", &runs.Submission{})
+	a, aerr := g.Create(Main("default"), Creation{Key: "k9", Fingerprint: "fp", Sub: &runs.Submission{}})
 	if aerr != nil || !a.Replayed || a.RunID != ids[9] || a.Status != runs.Interrupted {
 		t.Fatalf("replay after the restart: %+v %v", a, aerr)
 	}
@@ -77,7 +77,7 @@ func TestStartupReadsNoReservation(t *testing.T) {
 	}
 	// A run changed again and again asks for its rows once: every observe
 	// looks up the run's reservation.
-	n, _ := g.Admit(Main("default"), "", "", &runs.Submission{})
+	n, _ := g.Create(Main("default"), Creation{Sub: &runs.Submission{}})
 	for _, st := range []string{runs.Running, runs.Running, runs.Completed} {
 		if _, err := g.Observe("default", n.RunID, runs.ObjectValue(&runs.Obj{Keys: []string{"status"}, Vals: []runs.Value{runs.StringValue(st)}}), true); err != nil {
 			t.Fatal(err)
@@ -104,7 +104,7 @@ func TestFailedReadAnswers500(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Admit(Main("default"), "k", "fp", &runs.Submission{}); err != nil {
+	if _, err := g.Create(Main("default"), Creation{Key: "k", Fingerprint: "fp", Sub: &runs.Submission{}}); err != nil {
 		t.Fatal(err)
 	}
 	g.Close()

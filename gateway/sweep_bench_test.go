@@ -21,7 +21,7 @@ func benchGateway(b *testing.B, n int) (*gateway.Gateway, []string) {
 	b.Cleanup(g.Shutdown)
 	ids := make([]string, n)
 	for i := range ids {
-		a, aerr := g.Admit(gateway.Main("bench"), "", "", &runs.Submission{})
+		a, aerr := g.Create(gateway.Main("bench"), gateway.Creation{Sub: &runs.Submission{}})
 		if aerr != nil {
 			b.Fatal(aerr)
 		}

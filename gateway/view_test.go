@@ -21,7 +21,7 @@ func TestRunsView(t *testing.T) {
 		if i%2 == 0 {
 			key = fmt.Sprint("k", i)
 		}
-		a, err := g.Admit(Main("v"), key, "fp", &runs.Submission{})
+		a, err := g.Create(Main("v"), Creation{Key: key, Fingerprint: "fp", Sub: &runs.Submission{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestOnChange(t *testing.T) {
 			t.Fatalf("after %s: changes %v\nwant    %v", call, kinds, want[:n])
 		}
 	}
-	a, err := g.Admit(Main("default"), "", "", &runs.Submission{})
+	a, err := g.Create(Main("default"), Creation{Sub: &runs.Submission{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestOnChangeOnlyWhileListening(t *testing.T) {
 		kinds = append(kinds, c.Kind)
 		mu.Unlock()
 	}})
-	if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
+	if _, err := g.Create(Main("default"), Creation{Sub: &runs.Submission{}}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -144,7 +144,7 @@ func TestOnChangeOnlyWhileListening(t *testing.T) {
 	}
 	mu.Unlock()
 	listening.Store(true)
-	if _, err := g.Admit(Main("default"), "", "", &runs.Submission{}); err != nil {
+	if _, err := g.Create(Main("default"), Creation{Sub: &runs.Submission{}}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

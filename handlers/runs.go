@@ -1,51 +1,27 @@
 package handlers
 
 import (
+	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hermes-emulator/hermes-emulator/gateway"
 	"github.com/hermes-emulator/hermes-emulator/gen"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
-// RunCreate is POST /v1/runs (runs-api §6.1), in the spec's evaluation order.
+// RunCreate is POST /v1/runs (runs-api §6.1). Its checks are pure, so they run
+// here, before the gateway's one transaction, which answers their errors in the
+// spec's evaluation order (the drain flag first).
 func (h *Handlers) RunCreate(c echo.Context, _ gen.RunCreateParams) error {
 	call, r := CallOf(c), c.Request()
-	t := call.Target
-	var memory, key string
-	if err := h.GW.Intake(t, func() (err *runs.Error) {
-		if memory, err = runs.MemoryKey(header(r, "X-Hermes-Session-Key"), h.Opts.APIKey != ""); err != nil {
-			return err
-		}
-		key = runs.PyStripLatin1(header(r, "Idempotency-Key"))
-		if len(call.Body) == 0 {
-			return runs.ErrInvalidJSON
-		}
-		return nil
-	}); err != nil {
-		return err
+	memory, key, intake := createIntake(r, call.Body, h.Opts.APIKey != "")
+	cr := gateway.Creation{Intake: intake, Key: key}
+	if intake == nil {
+		cr.Sub, cr.Fingerprint, cr.Body = createBody(call.Body, key, memory)
 	}
-	body, perr := runs.Parse(call.Body)
-	if perr != nil {
-		return runs.ErrInvalidJSON
-	}
-	if key != "" && !runs.ValidIdempotencyKey(key) {
-		return runs.ErrInvalidKey
-	}
-	sub, err := runs.ValidateSubmission(body)
-	if err != nil {
-		return err
-	}
-	fingerprint := ""
-	if key != "" {
-		fp, ferr := runs.Fingerprint(body, memory)
-		if ferr != nil {
-			return runs.Unsupported("lone Unicode surrogates cannot be fingerprinted by the pinned provider")
-		}
-		fingerprint = fp
-	}
-	a, err := h.GW.Admit(t, key, fingerprint, sub)
+	a, err := h.GW.Create(call.Target, cr)
 	if err != nil {
 		return err
 	}
@@ -63,6 +39,43 @@ func (h *Handlers) RunCreate(c echo.Context, _ gen.RunCreateParams) error {
 		call.Drop = call.effect("hermes.accepted_drop")
 	}
 	return writeJSON(c, 202, []byte(`{"run_id":`+runs.QuoteString(a.RunID)+`,"status":`+runs.QuoteString(a.Status)+`,"replayed":`+replayed+`}`))
+}
+
+// createIntake is RunCreate steps 3–5: the session key, the stripped
+// Idempotency-Key and an empty body.
+func createIntake(r *http.Request, body []byte, auth bool) (memory, key string, err *runs.Error) {
+	if memory, err = runs.MemoryKey(header(r, "X-Hermes-Session-Key"), auth); err != nil {
+		return "", "", err
+	}
+	key = runs.PyStripLatin1(header(r, "Idempotency-Key"))
+	if len(body) == 0 {
+		return memory, key, runs.ErrInvalidJSON
+	}
+	return memory, key, nil
+}
+
+// createBody is RunCreate steps 7–10: parse, the key's syntax, the
+// submission's validation and (keyed) its fingerprint.
+func createBody(raw []byte, key, memory string) (*runs.Submission, string, *runs.Error) {
+	body, perr := runs.Parse(raw)
+	if perr != nil {
+		return nil, "", runs.ErrInvalidJSON
+	}
+	if key != "" && !runs.ValidIdempotencyKey(key) {
+		return nil, "", runs.ErrInvalidKey
+	}
+	sub, err := runs.ValidateSubmission(body)
+	if err != nil {
+		return nil, "", err
+	}
+	if key == "" {
+		return sub, "", nil
+	}
+	fp, ferr := runs.Fingerprint(body, memory)
+	if ferr != nil {
+		return nil, "", runs.Unsupported("lone Unicode surrogates cannot be fingerprinted by the pinned provider")
+	}
+	return sub, fp, nil
 }
 
 // RunGet is GET /v1/runs/{run_id} (runs-api §6.2).

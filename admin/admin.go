@@ -166,7 +166,7 @@ func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		if op.stateNS && !runs.ValidName(c.ns) {
-			return runs.Admin(400, "x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/")
+			return runs.BadName("x-mockingbird-namespace", 400)
 		}
 		if err := op.validate(c.query, c.body, c.hasBody); err != nil {
 			return err

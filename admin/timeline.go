@@ -49,7 +49,7 @@ func (a *Admin) CheckpointCreate(ec echo.Context, _ genadmin.CheckpointCreatePar
 	c := callOf(ec)
 	branch, ok := stringField(c, "branch")
 	if !ok {
-		return runs.Admin(409, "branch must match /^[A-Za-z0-9_.-]{1,64}$/")
+		return runs.BadName("branch", 409)
 	}
 	if branch == "" {
 		branch = "main"

@@ -28,20 +28,6 @@ const (
 	msgExpected = `expected {"credentials": {"<credential>": "<namespace>"}}`
 )
 
-// validName reports the namespace pattern ^[A-Za-z0-9_.-]{1,64}$.
-func validName(s string) bool {
-	if len(s) < 1 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // Put is PUT /__admin/credentials (controls.md §10). adminNS is the admin
 // namespace, the default namespace of an entry. Accepted bodies:
 //
@@ -88,7 +74,7 @@ func mapped(n int) []byte { return []byte(`{"mapped":` + strconv.Itoa(n) + `}`) 
 
 // apply maps cred to ns after the pattern check. Callers hold s.mu.
 func (s *Store) apply(cred, ns string) *runs.Error {
-	if !validName(ns) {
+	if !runs.ValidName(ns) {
 		return runs.Admin(400, `bad namespace "`+ns+`"`)
 	}
 	s.m[cred] = ns

@@ -166,7 +166,7 @@ func (x *exchange) namespace() bool {
 		return false
 	}
 	x.s.stamp(x.w, x.ns, false)
-	return x.fail(runs.Admin(400, "x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/"), false)
+	return x.fail(runs.BadName("x-mockingbird-namespace", 400), false)
 }
 
 // Step 4: the branch name's syntax (selecting it is step 5).
@@ -179,7 +179,7 @@ func (x *exchange) branchSyntax() bool {
 	if runs.ValidName(x.branch) {
 		return false
 	}
-	return x.fail(runs.Admin(400, "x-mockingbird-branch must match /^[A-Za-z0-9_.-]{1,64}$/"), false)
+	return x.fail(runs.BadName("x-mockingbird-branch", 400), false)
 }
 
 // Step 7: fault rules (controls §6.5). The branch and at echoes go on the

@@ -1,14 +1,12 @@
 package emulator_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,7 +37,7 @@ func TestMaxNamespaces(t *testing.T) {
 // most --sse-buffer-bytes of frames; past it the server logs a WARN naming
 // the run and closes the stream; its frames stay undelivered.
 func TestSSEBufferClosesAStalledStream(t *testing.T) {
-	var log syncBuffer
+	var log logBuffer
 	srv, err := emulator.New(emulator.Options{SSEBufferBytes: 64 << 10, SSEKeepalive: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
@@ -80,22 +78,4 @@ func TestSSEBufferClosesAStalledStream(t *testing.T) {
 	if resp.StatusCode != 404 || !strings.Contains(string(body), "Run not found: "+id) {
 		t.Fatalf("subscribe after the close: %d %s", resp.StatusCode, body)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -236,28 +235,10 @@ func TestForeignDatabaseRefused(t *testing.T) {
 	}
 }
 
-// syncBuf is a log sink safe for concurrent writes.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // H4: Close waits ShutdownGrace for a stalled upload, then cuts it and says
 // what it cut.
 func TestShutdownGrace(t *testing.T) {
-	var logs syncBuf
+	var logs logBuffer
 	srv, err := emulator.New(emulator.Options{ShutdownGrace: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

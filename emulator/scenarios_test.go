@@ -234,7 +234,7 @@ func TestScenarioApprovalAndStop(t *testing.T) {
 }
 
 func TestScenarioManualFinishWarnsOnce(t *testing.T) {
-	var logs syncBuffer
+	var logs logBuffer
 	x := newH(t, emulator.Options{Scenarios: mustSet(t, happyYAML), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	x.freeze()
 	id := x.start()

@@ -49,7 +49,7 @@ func readMeta(ctx context.Context, tx *sqlx.Tx) ([]Namespace, *Clock, error) {
 	}
 	var namespaces []Namespace
 	for _, n := range ns {
-		namespaces = append(namespaces, Namespace{n.Name, n.RunCounter, n.ApprovalCounter, n.ScopeProfile, n.ScopeIdentity})
+		namespaces = append(namespaces, Namespace(n))
 	}
 	var clock *Clock
 	if len(cs) == 1 {

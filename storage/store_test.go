@@ -250,6 +250,9 @@ func TestFloatsExact(t *testing.T) {
 			if len(rs) != len(values) {
 				t.Fatalf("%d reservations, want %d", len(rs), len(values))
 			}
+			if !reflect.DeepEqual(rs, want) {
+				t.Errorf("reservations\n got %+v\nwant %+v", rs, want)
+			}
 			if *got != *clock {
 				t.Errorf("clock = %+v, want %+v", *got, *clock)
 			}

@@ -17,8 +17,6 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
 )
 
-const run1 = "run_4e685a726271445348426a4a70783364"
-
 // start submits {"input":"synthetic"} in namespace ns (with header pairs) and
 // returns the run id.
 func start(t *testing.T, base, ns string, hdr ...string) string {

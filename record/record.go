@@ -97,7 +97,7 @@ func New(opts Options) (*Recorder, error) {
 		opts.Speed = 1
 	}
 	if opts.Speed < 0 || opts.Speed > MaxSpeed {
-		return nil, fmt.Errorf("record: Speed must be from 0 (recorded timing) to %d, not %g", MaxSpeed, opts.Speed)
+		return nil, fmt.Errorf("record: --speed must be from 0 (recorded timing) to %d, not %g", MaxSpeed, opts.Speed)
 	}
 	if opts.Match == "" {
 		opts.Match = MatchInput

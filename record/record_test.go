@@ -187,3 +187,21 @@ func (r *Recorder) dump() string {
 	}
 	return b.String()
 }
+
+// Options that cannot be recorded with are refused with their exact error.
+func TestNewRefusesOptions(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.yaml")
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Upstream: "ftp://h", Out: out}, `record: --upstream must be an http(s) URL, not "ftp://h"`},
+		{Options{Upstream: "http://h"}, "record: --out is required"},
+		{Options{Upstream: "http://h", Out: out, Speed: -1}, "record: --speed must be from 0 (recorded timing) to 1000000, not -1"},
+		{Options{Upstream: "http://h", Out: out, Speed: 2e6}, "record: --speed must be from 0 (recorded timing) to 1000000, not 2e+06"},
+	} {
+		if _, err := New(c.opts); err == nil || err.Error() != c.want {
+			t.Errorf("New(%+v) = %v, want %q", c.opts, err, c.want)
+		}
+	}
+}

@@ -283,3 +283,10 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	assertState(t, db, state{ns: []Namespace{{Name: "n", RunCounter: 3}}, res: []Reservation{old, newer}})
 }
+
+// Open needs a file: without --db the emulator uses Memory, never SQLite.
+func TestOpenNeedsAFile(t *testing.T) {
+	if db, err := Open(""); db != nil || err == nil || err.Error() != "storage: open: no file given (without --db, use NewMemory)" {
+		t.Fatalf(`Open("") = %v, %v`, db, err)
+	}
+}

@@ -38,7 +38,7 @@ func (x *tx) putRes(r *state.Reservation) {
 	x.st.PutRes(r)
 	x.dirty = true
 	if x.durable {
-		x.batch.Upsert = append(x.batch.Upsert, &r.Reservation)
+		x.batch.Upsert = append(x.batch.Upsert, x.g.row(r))
 	}
 }
 
@@ -72,11 +72,32 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 }
 
 // newReservation is the reservation of a new keyed run: run id with counter n,
-// admitted in scope at now with record rec, owned here (runs-api §7, §9).
-func newReservation(scope, key, fingerprint, id string, n int64, rec *runs.Obj, now float64) *state.Reservation {
-	return &state.Reservation{Status: runs.RecordStatus(rec), Reservation: storage.Reservation{Scope: scope, Key: key,
+// admitted in scope at now as cached run c, owned here (runs-api §7, §9). Its
+// record shares c's bytes (state.Reservation).
+func newReservation(scope, key, fingerprint, id string, n int64, c *state.Cached, now float64) *state.Reservation {
+	return &state.Reservation{Status: c.Status, Reservation: storage.Reservation{Scope: scope, Key: key,
 		Fingerprint: fingerprint, RunID: id, RunN: n, OwnerScope: scope, Keyed: true, Local: true, Alive: true,
-		Record: runs.RenderedSorted(rec), UpdatedAt: now}}
+		Record: c.Record, UpdatedAt: now}}
+}
+
+// row is reservation r as the store keeps it. The SQLite file (--db) holds the
+// durable copy as upstream writes it, keys sorted at every level (runs-api
+// §4.2 rule 3); the in-memory store keeps r's own row, whose record may share
+// the cached bytes in their vendor order — hydration sorts either way.
+func (g *Gateway) row(r *state.Reservation) *storage.Reservation {
+	if !g.waits() {
+		return &r.Reservation
+	}
+	row := r.Reservation
+	row.Record = runs.RenderedSorted(decode(r.Record))
+	return &row
+}
+
+// durable is the record of reservation r as hydration copies it into the
+// cache, and its text: keys sorted at every level (runs-api §4.2 rule 3).
+func durable(r *state.Reservation) (*runs.Obj, []byte) {
+	text := runs.RenderedSorted(decode(r.Record))
+	return decode(text), text
 }
 
 func decode(b []byte) *runs.Obj {
@@ -106,7 +127,7 @@ func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec
 	x.putRun(id, c)
 	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
 		nr := *r
-		nr.Record = runs.RenderedSorted(rec)
+		nr.Record = c.Record
 		nr.Status = c.Status
 		nr.UpdatedAt = x.now()
 		x.putRes(&nr)
@@ -124,14 +145,14 @@ func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
 	if !ok || r.Scope != scope {
 		return nil, false
 	}
-	rec := decode(r.Record)
-	c := &state.Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
+	rec, text := durable(r)
+	c := &state.Cached{Record: text, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
 	if !r.Alive && !runs.IsTerminal(r.Status) {
 		now := x.now()
 		rec := runs.Interrupt(rec, now)
 		c = &state.Cached{Record: runs.Rendered(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}
 		nr := *r
-		nr.Record = runs.RenderedSorted(rec)
+		nr.Record = c.Record
 		nr.Status = runs.Interrupted
 		nr.UpdatedAt = now
 		x.putRes(&nr)

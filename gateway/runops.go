@@ -90,9 +90,10 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 	now := x.now()
 	rec := runs.NewRecord(id, now, sub)
 	owner := state.Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
-	x.putRun(id, &state.Cached{Record: runs.Rendered(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner})
+	c := &state.Cached{Record: runs.Rendered(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner}
+	x.putRun(id, c)
 	if key != "" {
-		x.putRes(newReservation(scope, key, fingerprint, id, x.st.RunCounter, rec, now))
+		x.putRes(newReservation(scope, key, fingerprint, id, x.st.RunCounter, c, now))
 	}
 	x.openTransport(id, now)
 	x.scenarioAdmit(id, sub)

@@ -90,9 +90,11 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 	return out
 }
 
-// cachedOf is the run as its reservation r gives it (not hydrated).
+// cachedOf is the run as its reservation r gives it (not hydrated; keys
+// sorted as hydration would, runs-api §4.2 rule 3).
 func cachedOf(r *state.Reservation) *state.Cached {
-	return &state.Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(decode(r.Record)), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
+	rec, text := durable(r)
+	return &state.Cached{Record: text, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
 }
 
 func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {

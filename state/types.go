@@ -27,10 +27,13 @@ type Cached struct {
 
 // Reservation is the durable row of a keyed submission (runs-api §7) and the
 // status its record holds. The row's Record is the durable copy of the run
-// record, keys sorted at every level; its RunN is the run's counter: of two
-// runs with one id, the greater answers for it (0: unknown). A Reservation is
-// never changed once made (every change makes a new one), so the store's
-// batches carry the row itself and the in-memory store keeps that very row.
+// record: its content, in any key order — while the run is cached it shares
+// the cached record's bytes, and whoever reads it back sorts the keys at
+// every level (hydration, and the SQLite file, which holds it sorted as
+// upstream does). Its RunN is the run's counter: of two runs with one id, the
+// greater answers for it (0: unknown). A Reservation is never changed once
+// made (every change makes a new one), so the in-memory store's batches carry
+// the row itself and that store keeps that very row.
 type Reservation struct {
 	storage.Reservation
 	Status string

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // sqliteMagic opens every SQLite database file (the first 16 header bytes).
@@ -79,9 +81,13 @@ func Preflight(path string) error {
 	return nil
 }
 
-// walPage1 returns the first 108 bytes of the last copy of page 1 in the
-// write-ahead log at path (frames whose salts match the log's header), or nil
-// when there is no log or no such frame.
+// walPage1 returns the first 108 bytes of page 1 as the write-ahead log at
+// path gives it, read the way SQLite reads a log (the WAL format,
+// https://www.sqlite.org/fileformat2.html#walformat): the last copy of page 1
+// in a committed transaction, where a frame counts only when it carries the
+// log's salts and continues its checksum chain, and the log ends at the first
+// frame that does not. nil when there is no log or no committed copy. A torn
+// frame left by a crash mid-write (kill -9) is past the end, not page 1.
 func walPage1(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -91,25 +97,58 @@ func walPage1(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	r := bufio.NewReader(f)
 	var hdr [32]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, nil // empty or torn: SQLite ignores such a log
 	}
-	pageSize := int64(binary.BigEndian.Uint32(hdr[8:12]))
+	be := binary.BigEndian
+	magic := be.Uint32(hdr[0:4])
+	if magic != 0x377f0682 && magic != 0x377f0683 {
+		return nil, nil
+	}
+	// The checksums read the log in the byte order its magic names.
+	var order binary.ByteOrder = binary.LittleEndian
+	if magic == 0x377f0683 {
+		order = binary.BigEndian
+	}
+	pageSize := int(be.Uint32(hdr[8:12]))
 	if pageSize == 1 {
 		pageSize = 65536
 	}
-	if pageSize < 512 {
+	if pageSize < 512 || pageSize > 65536 || pageSize&(pageSize-1) != 0 {
 		return nil, nil
 	}
-	var last []byte
-	frame := make([]byte, 24+108)
-	for off := int64(32); ; off += 24 + pageSize {
-		if _, err := f.ReadAt(frame, off); err != nil {
+	s0, s1 := walChecksum(order, 0, 0, hdr[:24])
+	if s0 != be.Uint32(hdr[24:28]) || s1 != be.Uint32(hdr[28:32]) {
+		return nil, nil
+	}
+	var last, pending []byte // page 1 as committed, and as written since the last commit
+	frame := make([]byte, 24+pageSize)
+	for {
+		if _, err := io.ReadFull(r, frame); err != nil {
 			return last, nil
 		}
-		if binary.BigEndian.Uint32(frame[0:4]) == 1 && string(frame[8:16]) == string(hdr[16:24]) {
-			last = append([]byte(nil), frame[24:]...)
+		s0, s1 = walChecksum(order, s0, s1, frame[:8])
+		s0, s1 = walChecksum(order, s0, s1, frame[24:])
+		if string(frame[8:16]) != string(hdr[16:24]) || s0 != be.Uint32(frame[16:20]) || s1 != be.Uint32(frame[20:24]) {
+			return last, nil
+		}
+		if be.Uint32(frame[0:4]) == 1 {
+			pending = append(pending[:0], frame[24:24+108]...)
+		}
+		if be.Uint32(frame[4:8]) != 0 && pending != nil { // a commit frame
+			last = slices.Clone(pending)
 		}
 	}
+}
+
+// walChecksum continues the WAL checksum (s0, s1) over b, a multiple of 8
+// bytes read as 32-bit words in order.
+func walChecksum(order binary.ByteOrder, s0, s1 uint32, b []byte) (uint32, uint32) {
+	for i := 0; i+8 <= len(b); i += 8 {
+		s0 += order.Uint32(b[i:]) + s1
+		s1 += order.Uint32(b[i+4:]) + s0
+	}
+	return s0, s1
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -150,8 +151,8 @@ func TestPreflightMissingDirectory(t *testing.T) {
 }
 
 // Our own database is accepted, also when its first transactions are only in
-// the write-ahead log (a crash before any checkpoint), and an empty SQLite
-// database becomes ours.
+// the write-ahead log (a crash before any checkpoint) or the log ends in a torn
+// frame (a crash while writing it), and an empty SQLite database becomes ours.
 func TestPreflightAcceptsOurs(t *testing.T) {
 	dir := t.TempDir()
 	live := filepath.Join(dir, "live.db")
@@ -170,6 +171,32 @@ func TestPreflightAcceptsOurs(t *testing.T) {
 		}
 	}
 	db.Close()
+	// kill -9 in the middle of writing page 1 into the log: the frame has the
+	// log's salts, a commit mark and half a page (here: another application
+	// id), but its checksum does not continue the log's — SQLite stops there.
+	torn := filepath.Join(dir, "torn.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(crashed + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if suffix == "-wal" {
+			if len(b) < 32 {
+				t.Fatalf("the live database left no log (%d bytes)", len(b))
+			}
+			pageSize := int(binary.BigEndian.Uint32(b[8:12]))
+			frame := make([]byte, 24+pageSize)
+			binary.BigEndian.PutUint32(frame[0:4], 1) // page 1
+			binary.BigEndian.PutUint32(frame[4:8], 1) // a commit frame
+			copy(frame[8:16], b[16:24])               // the log's salts
+			copy(frame[24:], "SQLite format 3\x00")   // half of page 1
+			binary.BigEndian.PutUint32(frame[24+68:], 0xb940b3d)
+			b = append(b, frame...)
+		}
+		if err := os.WriteFile(torn+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	empty := filepath.Join(dir, "empty.db")
 	x, err := sql.Open("sqlite", empty)
 	if err != nil {
@@ -179,7 +206,7 @@ func TestPreflightAcceptsOurs(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.Close()
-	for _, p := range []string{live, crashed, empty, filepath.Join(dir, "new.db")} {
+	for _, p := range []string{live, crashed, torn, empty, filepath.Join(dir, "new.db")} {
 		if err := Preflight(p); err != nil {
 			t.Fatalf("Preflight(%s): %v", filepath.Base(p), err)
 		}

@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -171,9 +174,7 @@ func TestPreflightAcceptsOurs(t *testing.T) {
 		}
 	}
 	db.Close()
-	// kill -9 in the middle of writing page 1 into the log: the frame has the
-	// log's salts, a commit mark and half a page (here: another application
-	// id), but its checksum does not continue the log's — SQLite stops there.
+	// kill -9 in the middle of writing page 1 into the log (withTornPage1).
 	torn := filepath.Join(dir, "torn.db")
 	for _, suffix := range []string{"", "-wal"} {
 		b, err := os.ReadFile(crashed + suffix)
@@ -184,14 +185,7 @@ func TestPreflightAcceptsOurs(t *testing.T) {
 			if len(b) < 32 {
 				t.Fatalf("the live database left no log (%d bytes)", len(b))
 			}
-			pageSize := int(binary.BigEndian.Uint32(b[8:12]))
-			frame := make([]byte, 24+pageSize)
-			binary.BigEndian.PutUint32(frame[0:4], 1) // page 1
-			binary.BigEndian.PutUint32(frame[4:8], 1) // a commit frame
-			copy(frame[8:16], b[16:24])               // the log's salts
-			copy(frame[24:], "SQLite format 3\x00")   // half of page 1
-			binary.BigEndian.PutUint32(frame[24+68:], 0xb940b3d)
-			b = append(b, frame...)
+			b = withTornPage1(b)
 		}
 		if err := os.WriteFile(torn+suffix, b, 0o600); err != nil {
 			t.Fatal(err)
@@ -215,5 +209,110 @@ func TestPreflightAcceptsOurs(t *testing.T) {
 			t.Fatalf("Open(%s): %v", filepath.Base(p), err)
 		}
 		db.Close()
+	}
+}
+
+// withTornPage1 is wal with a frame appended as kill -9 in the middle of
+// writing page 1 leaves it: the log's salts, a commit mark and half a page
+// (here: another application id), but a checksum that does not continue the
+// log's — SQLite's log ends before it.
+func withTornPage1(wal []byte) []byte {
+	pageSize := int(binary.BigEndian.Uint32(wal[8:12]))
+	frame := make([]byte, 24+pageSize)
+	binary.BigEndian.PutUint32(frame[0:4], 1) // page 1
+	binary.BigEndian.PutUint32(frame[4:8], 1) // a commit frame
+	copy(frame[8:16], wal[16:24])             // the log's salts
+	copy(frame[24:], "SQLite format 3\x00")
+	binary.BigEndian.PutUint32(frame[24+68:], 0xb940b3d)
+	return append(slices.Clone(wal), frame...)
+}
+
+// liveCopy returns the database file and write-ahead log of a database built
+// by stmts while it is still open (its tables only in the log, as a copy
+// taken by a crash leaves them).
+func liveCopy(t testing.TB, stmts ...string) (main, wal []byte) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "live.db")
+	x, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	x.SetMaxOpenConns(1)
+	for _, s := range append([]string{"PRAGMA journal_mode=WAL", "PRAGMA wal_autocheckpoint=0"}, stmts...) {
+		if _, err := x.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if main, err = os.ReadFile(p); err != nil {
+		t.Fatal(err)
+	}
+	if wal, err = os.ReadFile(p + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	return main, wal
+}
+
+// TestPreflightAgreesWithSQLite checks Preflight's reading of a write-ahead
+// log against SQLite's own: for a database file and a log beside it, Preflight
+// accepts exactly when SQLite, opening the same two files, sees our mark (or
+// an empty unmarked database) and a schema this build knows. The logs: ours
+// and another application's (its mark only in the log), each cut at every
+// 61st byte (torn frames, lost commits), with a torn page 1 appended, and with
+// single bytes flipped (salts, checksums, page numbers, commit marks, data).
+func TestPreflightAgreesWithSQLite(t *testing.T) {
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type db struct{ main, wal []byte }
+	var dbs [2]db
+	dbs[0].main, dbs[0].wal = liveCopy(t, "PRAGMA application_id = "+fmt.Sprint(applicationID), "PRAGMA user_version = 1",
+		"CREATE TABLE t (a)", "INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)")
+	dbs[1].main, dbs[1].wal = liveCopy(t, "PRAGMA application_id = 1234", "CREATE TABLE t (a)")
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	n, agreed := 0, map[bool]int{}
+	check := func(d db, log []byte, what string) {
+		t.Helper()
+		n++
+		p, q := filepath.Join(dir, fmt.Sprint(n, ".db")), filepath.Join(dir, fmt.Sprint(n, "-sqlite.db"))
+		for _, path := range []string{p, q} {
+			if os.WriteFile(path, d.main, 0o600) != nil || os.WriteFile(path+"-wal", log, 0o600) != nil {
+				t.Fatal("cannot write the files")
+			}
+		}
+		perr := Preflight(p)
+		x, err := sql.Open("sqlite", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		var appID uint32
+		var version, tables int
+		if x.QueryRow("PRAGMA application_id").Scan(&appID) != nil || x.QueryRow("PRAGMA user_version").Scan(&version) != nil ||
+			x.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&tables) != nil {
+			return // SQLite cannot read these files either
+		}
+		ours := (appID == applicationID || (appID == 0 && version == 0 && tables == 0)) && version <= len(ms)
+		if (perr == nil) != ours {
+			t.Fatalf("%s: Preflight: %v; SQLite sees application_id %#x, user_version %d, %d tables", what, perr, appID, version, tables)
+		}
+		agreed[ours]++
+	}
+	for i, d := range dbs {
+		for cut := 0; cut <= len(d.wal); cut += 61 {
+			check(d, d.wal[:cut], fmt.Sprintf("database %d, log cut at %d", i, cut))
+		}
+		check(d, withTornPage1(d.wal), fmt.Sprintf("database %d, torn page 1", i))
+		for range 100 {
+			log := slices.Clone(d.wal)
+			at := rng.IntN(len(log))
+			log[at] ^= byte(1 + rng.IntN(255))
+			check(d, log, fmt.Sprintf("database %d, byte %d flipped", i, at))
+		}
+	}
+	if agreed[true] == 0 || agreed[false] == 0 {
+		t.Fatalf("agreed on %d accepted and %d refused: the cases do not cover both", agreed[true], agreed[false])
 	}
 }

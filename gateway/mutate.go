@@ -10,9 +10,18 @@ import (
 // every change to state goes through them, so the durable batch, the change
 // flag, the indexes and the change feed stay in step.
 
-func (x *tx) putRun(id string, c *state.Cached) {
+// putRun stores c as cached run id and, unless r is nil, reservation r of
+// the run in the same change (state.PutRunRes), adding r to the durable batch.
+func (x *tx) putRun(id string, c *state.Cached, r *state.Reservation) {
 	_, existed := x.st.Run(id)
-	x.st.PutRun(id, c)
+	if r == nil {
+		x.st.PutRun(id, c)
+	} else {
+		x.st.PutRunRes(id, c, r)
+		if x.durable {
+			x.batch.Upsert = append(x.batch.Upsert, x.g.row(r))
+		}
+	}
 	x.dirty = true
 	if kind := "run.created"; x.g.listening() && !x.view {
 		if existed {
@@ -33,31 +42,18 @@ func (x *tx) delRun(id string) {
 	}
 }
 
-// putRes stores r and adds it to the durable batch.
-func (x *tx) putRes(r *state.Reservation) {
-	x.st.PutRes(r)
-	x.dirty = true
-	if x.durable {
-		x.batch.Upsert = append(x.batch.Upsert, x.g.row(r))
-	}
-}
-
 func (x *tx) delRes(scope, key string) {
-	r, ok := x.st.Res(scope, key)
-	if !ok {
+	if _, ok := x.st.Res(scope, key); !ok {
 		return
 	}
 	x.st.DelRes(scope, key)
 	x.dirty = true
 	if x.durable {
-		x.batch.Delete = append(x.batch.Delete, storage.ReservationKey{Scope: r.Scope, Key: r.Key})
+		x.batch.Delete = append(x.batch.Delete, storage.ReservationKey{Scope: scope, Key: key})
 	}
 }
 
-func (x *tx) touchMeta() {
-	x.meta = true
-	x.dirty = true
-}
+func (x *tx) touchMeta() { x.meta, x.dirty = true, true }
 
 func (x *tx) emit(runID string, ev *runs.Obj) {
 	if x.view {
@@ -124,14 +120,13 @@ func createdAt(o *runs.Obj) float64 {
 func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec *runs.Obj) *state.Cached {
 	c := &state.Cached{Record: runs.Rendered(rec), Status: runs.RecordStatus(rec), CreatedAt: before.CreatedAt,
 		UpdatedAt: updatedAt(rec), Owner: before.Owner}
-	x.putRun(id, c)
+	var nr *state.Reservation
 	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
-		nr := *r
-		nr.Record = c.Record
-		nr.Status = c.Status
-		nr.UpdatedAt = x.now()
-		x.putRes(&nr)
+		n := *r
+		n.Record, n.Status, n.UpdatedAt = c.Record, c.Status, x.now()
+		nr = &n
 	}
+	x.putRun(id, c, nr)
 	return c
 }
 
@@ -147,17 +142,16 @@ func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
 	}
 	rec, text := durable(r)
 	c := &state.Cached{Record: text, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
+	var nr *state.Reservation
 	if !r.Alive && !runs.IsTerminal(r.Status) {
 		now := x.now()
 		rec := runs.Interrupt(rec, now)
 		c = &state.Cached{Record: runs.Rendered(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}
-		nr := *r
-		nr.Record = c.Record
-		nr.Status = runs.Interrupted
-		nr.UpdatedAt = now
-		x.putRes(&nr)
+		n := *r
+		n.Record, n.Status, n.UpdatedAt = c.Record, runs.Interrupted, now
+		nr = &n
 	}
-	x.putRun(id, c)
+	x.putRun(id, c, nr)
 	return c, true
 }
 

@@ -91,10 +91,11 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 	rec := runs.NewRecord(id, now, sub)
 	owner := state.Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
 	c := &state.Cached{Record: runs.Rendered(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner}
-	x.putRun(id, c)
+	var nr *state.Reservation
 	if key != "" {
-		x.putRes(newReservation(scope, key, fingerprint, id, x.st.RunCounter, c, now))
+		nr = newReservation(scope, key, fingerprint, id, x.st.RunCounter, c, now)
 	}
+	x.putRun(id, c, nr)
 	x.openTransport(id, now)
 	x.scenarioAdmit(id, sub)
 	x.accept = true

@@ -93,8 +93,8 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 // cachedOf is the run as its reservation r gives it (not hydrated; keys
 // sorted as hydration would, runs-api §4.2 rule 3).
 func cachedOf(r *state.Reservation) *state.Cached {
-	rec, text := durable(r)
-	return &state.Cached{Record: text, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
+	rec := decode(r.Record)
+	return &state.Cached{Record: runs.RenderedSorted(rec), Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
 }
 
 func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {

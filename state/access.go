@@ -9,7 +9,7 @@ import (
 // Reads of a State's collections, and the walks the gateway's steps need.
 
 // Len is the number of cached runs.
-func (s *State) Len() int { return s.runs.Len() }
+func (s *State) Len() int { return s.nCached }
 
 // Live is the number of unfinished runs with a local owner (IsLive).
 func (s *State) Live() int { return s.live }
@@ -17,26 +17,30 @@ func (s *State) Live() int { return s.live }
 // EachRun calls f with every cached run.
 func (s *State) EachRun(f func(id string, c *Cached)) {
 	for it := s.runs.Iterator(); !it.Done(); {
-		id, c, _ := it.Next()
-		f(id, c)
+		id, e, _ := it.Next()
+		if e.cached != nil {
+			f(id, e.cached)
+		}
 	}
 }
 
 // EachReservedRun calls f with the id of every run that has a reservation in
 // memory (start-up rows not yet read are not walked).
 func (s *State) EachReservedRun(f func(id string)) {
-	for it := s.byRun.Iterator(); !it.Done(); {
-		id, _, _ := it.Next()
-		f(id)
+	for it := s.runs.Iterator(); !it.Done(); {
+		id, e, _ := it.Next()
+		if len(e.res) > 0 {
+			f(id)
+		}
 	}
 }
 
 // ReservationsOfRun returns the reservations of run id held in memory, by
 // the run counter, oldest first.
 func (s *State) ReservationsOfRun(id string) []*Reservation {
-	keys, _ := s.byRun.Get(id)
-	out := make([]*Reservation, 0, len(keys))
-	for _, k := range keys {
+	e, _ := s.runs.Get(id)
+	out := make([]*Reservation, 0, len(e.res))
+	for _, k := range e.res {
 		r, _ := s.res.Get(k)
 		out = append(out, r)
 	}
@@ -111,7 +115,13 @@ func (s *State) EachCursor(f func(id string, c scenarios.Cursor)) {
 func (s *State) Restarted(alive bool) State {
 	s.Flatten()
 	out := New()
-	out.byRun, out.prunable, out.nRes = s.byRun, s.prunable, s.nRes
+	out.prunable, out.nRes = s.prunable, s.nRes
+	for it := s.runs.Iterator(); !it.Done(); {
+		id, e, _ := it.Next()
+		if len(e.res) > 0 {
+			out.runs = out.runs.Set(id, entry{res: e.res})
+		}
+	}
 	s.EachRes(func(r *Reservation) {
 		out.res = out.res.Set(resKey(r.Scope, r.Key), r.withOwner(false, alive))
 	})

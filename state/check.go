@@ -11,9 +11,27 @@ import (
 // everything, so only tests call it: the model tests of this package and the
 // gateway's, after every step.
 func (s *State) Check() error {
-	live, sweepable := 0, 0
+	live, sweepable, cached, keys := 0, 0, 0, 0
 	for it := s.runs.Iterator(); !it.Done(); {
-		id, c, _ := it.Next()
+		id, e, _ := it.Next()
+		if e.cached == nil && len(e.res) == 0 {
+			return fmt.Errorf("run %s has an empty entry", id)
+		}
+		keys += len(e.res)
+		for i, k := range e.res {
+			r, ok := s.res.Get(k)
+			if !ok || r.RunID != id {
+				return fmt.Errorf("run %s lists %q, not a reservation of it", id, k)
+			}
+			if prev, _ := s.res.Get(e.res[max(i-1, 0)]); i > 0 && prev.RunN > r.RunN {
+				return fmt.Errorf("the reservations of run %s are not ordered by N", id)
+			}
+		}
+		c := e.cached
+		if c == nil {
+			continue
+		}
+		cached++
 		if IsLive(c) {
 			live++
 		}
@@ -24,10 +42,14 @@ func (s *State) Check() error {
 			}
 		}
 	}
-	if live != s.live || sweepable != s.sweepable.Len() {
-		return fmt.Errorf("live %d (counted %d), sweepable %d (counted %d)", s.live, live, s.sweepable.Len(), sweepable)
+	if live != s.live || sweepable != s.sweepable.Len() || cached != s.nCached {
+		return fmt.Errorf("live %d (counted %d), sweepable %d (counted %d), cached %d (counted %d)",
+			s.live, live, s.sweepable.Len(), sweepable, s.nCached, cached)
 	}
-	prunable, keys := 0, 0
+	if keys != s.res.Len() {
+		return fmt.Errorf("the runs list %d reservation keys for %d reservations", keys, s.res.Len())
+	}
+	prunable := 0
 	for it := s.res.Iterator(); !it.Done(); {
 		k, r, _ := it.Next()
 		if k != resKey(r.Scope, r.Key) {
@@ -39,7 +61,7 @@ func (s *State) Check() error {
 				return fmt.Errorf("reservation %q (%s) is not in prunable", k, r.Status)
 			}
 		}
-		if ks, _ := s.byRun.Get(r.RunID); !slices.Contains(ks, k) {
+		if e, _ := s.runs.Get(r.RunID); !slices.Contains(e.res, k) {
 			return fmt.Errorf("reservation %q is not listed under its run %s", k, r.RunID)
 		}
 	}
@@ -48,22 +70,6 @@ func (s *State) Check() error {
 	}
 	if prunable != s.prunable.Len() {
 		return fmt.Errorf("prunable %d, counted %d", s.prunable.Len(), prunable)
-	}
-	for it := s.byRun.Iterator(); !it.Done(); {
-		id, ks, _ := it.Next()
-		keys += len(ks)
-		for i, k := range ks {
-			r, ok := s.res.Get(k)
-			if !ok || r.RunID != id {
-				return fmt.Errorf("byRun[%s] lists %q, not a reservation of it", id, k)
-			}
-			if prev, _ := s.res.Get(ks[max(i-1, 0)]); i > 0 && prev.RunN > r.RunN {
-				return fmt.Errorf("byRun[%s] is not ordered by N", id)
-			}
-		}
-	}
-	if keys != s.res.Len() {
-		return fmt.Errorf("byRun lists %d keys for %d reservations", keys, s.res.Len())
 	}
 	n := 0
 	for it := s.approvals.Iterator(); !it.Done(); {

@@ -16,10 +16,11 @@
 //	           Reservation (the storage row and its record's status; never
 //	           changed once made: the in-memory store keeps the very row).
 //	state.go   State, its maps and the run and reservation mutators, which
-//	           keep the indexes in step: sweepable holds exactly the cached
+//	           keep the indexes in step: a run id's entry holds its cached
+//	           run and the keys of its reservations ordered by the run
+//	           counter (never neither); sweepable holds exactly the cached
 //	           completed/failed/cancelled runs, prunable exactly the terminal
-//	           reservations, byRun every reservation under its run id ordered
-//	           by the run counter; live, nApprovals, nSteers and (without
+//	           reservations; nCached, live, nApprovals, nSteers and (without
 //	           disk) nRes count what they name.
 //	access.go  reads and walks (queues, scenario positions, what is due for
 //	           the sweep and the prune), the logical restart's State, and

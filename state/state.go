@@ -64,16 +64,16 @@ func (agedResComparer) Compare(a, b agedRes) int {
 // The settings and counters are plain exported fields; the collections are
 // reached through methods, which keep the indexes in step.
 //
-// Invariants (Check): sweepable holds exactly the cached runs that are
-// completed, failed or cancelled, by UpdatedAt; prunable exactly the terminal
-// reservations, by UpdatedAt; byRun lists, for every run id, the keys of the
-// reservations of that id ordered by N; live counts the unfinished local
-// runs; nApprovals and nSteers count the queued entries; without disk, nRes
-// is the number of reservations in res.
+// Invariants (Check): every entry of runs has a cached run or a reservation
+// key, and its keys are those of the reservations of its run id, ordered by N;
+// nCached counts the cached runs; sweepable holds exactly the cached runs that
+// are completed, failed or cancelled, by UpdatedAt; prunable exactly the
+// terminal reservations, by UpdatedAt; live counts the unfinished local runs;
+// nApprovals and nSteers count the queued entries; without disk, nRes is the
+// number of reservations in res.
 type State struct {
-	runs      *immutable.Map[string, *Cached]                      // run id → cached run
+	runs      *immutable.Map[string, entry]                        // run id → its cached run and reservation keys
 	res       *immutable.Map[storage.ReservationKey, *Reservation] // (scope, key) → reservation
-	byRun     *immutable.Map[string, []storage.ReservationKey]     // run id → keys of its reservations, by N
 	approvals *immutable.Map[string, []*runs.Obj]                  // run id → pending approval events (FIFO)
 	steers    *immutable.Map[string, []string]                     // run id → queued steer texts
 	cursors   *immutable.Map[string, scenarios.Cursor]             // run id → its scenario position (main only; docs/scenarios.md §5)
@@ -87,6 +87,7 @@ type State struct {
 	RunCounter, ApprovalCounter int64
 	Draining                    bool
 
+	nCached    int // entries of runs with a cached run
 	live       int // unfinished runs with a local owner (capacity, runs-api §14.1)
 	nApprovals int
 	nSteers    int
@@ -102,9 +103,8 @@ type State struct {
 // sweep schedule, counters at zero.
 func New() State {
 	return State{
-		runs:      immutable.NewMap[string, *Cached](nil),
+		runs:      immutable.NewMap[string, entry](nil),
 		res:       immutable.NewMap[storage.ReservationKey, *Reservation](resHasher{}),
-		byRun:     immutable.NewMap[string, []storage.ReservationKey](nil),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
 		steers:    immutable.NewMap[string, []string](nil),
 		cursors:   immutable.NewMap[string, scenarios.Cursor](nil),
@@ -116,7 +116,7 @@ func New() State {
 // Records is the number of state rows a checkpoint captures (controls §8.1):
 // a run and its owner count two.
 func (s *State) Records() int {
-	n := 2*s.runs.Len() + s.nRes + s.nApprovals + s.nSteers
+	n := 2*s.nCached + s.nRes + s.nApprovals + s.nSteers
 	if s.ScopeProfile != "" {
 		n++
 	}
@@ -129,42 +129,81 @@ func (s *State) Records() int {
 	return n
 }
 
+// entry is what runs holds for one run id: the cached run (nil when the
+// cache does not hold it) and the keys of the run's reservations held in
+// memory, ordered by N. One entry serves both layers, so a keyed admission
+// changes one entry, not two.
+type entry struct {
+	cached *Cached
+	res    []storage.ReservationKey
+}
+
+// setEntry stores e as run id's entry, or removes the entry when e holds
+// nothing.
+func (s *State) setEntry(id string, e entry) {
+	if e.cached == nil && len(e.res) == 0 {
+		s.runs = s.runs.Delete(id)
+	} else {
+		s.runs = s.runs.Set(id, e)
+	}
+}
+
 // Run returns cached run id.
-func (s *State) Run(id string) (*Cached, bool) { return s.runs.Get(id) }
+func (s *State) Run(id string) (*Cached, bool) {
+	e, _ := s.runs.Get(id)
+	return e.cached, e.cached != nil
+}
 
 // PutRun stores c as cached run id, replacing the one there, and keeps the
 // live count and the sweep index in step.
 func (s *State) PutRun(id string, c *Cached) {
-	old, _ := s.runs.Get(id)
-	s.unindexRun(id, old)
-	s.runs = s.runs.Set(id, c)
-	if IsLive(c) {
-		s.live++
+	e, _ := s.runs.Get(id)
+	s.setEntry(id, s.withRun(id, e, c))
+}
+
+// PutRunRes stores c as cached run id and r as a reservation of it: PutRun
+// and PutRes in one change of the run's entry (a keyed admission).
+func (s *State) PutRunRes(id string, c *Cached, r *Reservation) {
+	if r.RunID != id {
+		panic("state: PutRunRes: reservation of run " + r.RunID + " put with run " + id)
 	}
-	if isSweepable(c.Status) {
-		s.sweepable = s.sweepable.Set(aged{c.UpdatedAt, id}, struct{}{})
+	s.DelRes(r.Scope, r.Key)
+	e, _ := s.runs.Get(id)
+	e = s.withRes(e, resKey(r.Scope, r.Key), r)
+	s.nRes++
+	s.setEntry(id, s.withRun(id, e, c))
+}
+
+// withRun is e with cached run c (nil: none), the counts and the sweep index
+// kept in step.
+func (s *State) withRun(id string, e entry, c *Cached) entry {
+	if old := e.cached; old != nil {
+		s.nCached--
+		if IsLive(old) {
+			s.live--
+		}
+		if isSweepable(old.Status) {
+			s.sweepable = s.sweepable.Delete(aged{old.UpdatedAt, id})
+		}
 	}
+	if c != nil {
+		s.nCached++
+		if IsLive(c) {
+			s.live++
+		}
+		if isSweepable(c.Status) {
+			s.sweepable = s.sweepable.Set(aged{c.UpdatedAt, id}, struct{}{})
+		}
+	}
+	e.cached = c
+	return e
 }
 
 // DelRun removes cached run id, if any.
 func (s *State) DelRun(id string) {
-	old, ok := s.runs.Get(id)
-	if !ok {
-		return
-	}
-	s.unindexRun(id, old)
-	s.runs = s.runs.Delete(id)
-}
-
-func (s *State) unindexRun(id string, old *Cached) {
-	if old == nil {
-		return
-	}
-	if IsLive(old) {
-		s.live--
-	}
-	if isSweepable(old.Status) {
-		s.sweepable = s.sweepable.Delete(aged{old.UpdatedAt, id})
+	e, _ := s.runs.Get(id)
+	if e.cached != nil {
+		s.setEntry(id, s.withRun(id, e, nil))
 	}
 }
 
@@ -186,8 +225,8 @@ func (s *State) Res(scope, key string) (*Reservation, bool) {
 // (runs-api §12.1), the newer one's.
 func (s *State) ResOfRun(id string) (*Reservation, bool) {
 	var best *Reservation
-	if ks, ok := s.byRun.Get(id); ok {
-		best, _ = s.res.Get(ks[len(ks)-1])
+	if e, _ := s.runs.Get(id); len(e.res) > 0 {
+		best, _ = s.res.Get(e.res[len(e.res)-1])
 	}
 	if s.disk != nil {
 		if r := s.diskOfRun(id); r != nil && (best == nil || r.RunN > best.RunN) {
@@ -206,16 +245,23 @@ func (s *State) PutRes(r *Reservation) {
 
 // addRes puts r under k into the maps and indexes; k holds nothing.
 func (s *State) addRes(k storage.ReservationKey, r *Reservation) {
-	ks, _ := s.byRun.Get(r.RunID)
-	i, _ := slices.BinarySearchFunc(ks, r.RunN, func(k storage.ReservationKey, n int64) int {
+	e, _ := s.runs.Get(r.RunID)
+	s.setEntry(r.RunID, s.withRes(e, k, r))
+}
+
+// withRes puts r under k into res and the prune index and returns e, the
+// entry of r's run, with k among its keys.
+func (s *State) withRes(e entry, k storage.ReservationKey, r *Reservation) entry {
+	i, _ := slices.BinarySearchFunc(e.res, r.RunN, func(k storage.ReservationKey, n int64) int {
 		o, _ := s.res.Get(k)
 		return cmp.Compare(o.RunN, n)
 	})
-	s.byRun = s.byRun.Set(r.RunID, slices.Insert(slices.Clone(ks), i, k))
+	e.res = slices.Insert(slices.Clone(e.res), i, k)
 	s.res = s.res.Set(k, r)
 	if runs.IsTerminal(r.Status) {
 		s.prunable = s.prunable.Set(agedRes{r.UpdatedAt, k}, struct{}{})
 	}
+	return e
 }
 
 // DelRes removes the reservation of (scope, key), if any.
@@ -240,12 +286,9 @@ func (s *State) DelRes(scope, key string) {
 		s.prunable = s.prunable.Delete(agedRes{old.UpdatedAt, k})
 	}
 	s.res = s.res.Delete(k)
-	ks, _ := s.byRun.Get(old.RunID)
-	if ks = slices.DeleteFunc(slices.Clone(ks), func(o storage.ReservationKey) bool { return o == k }); len(ks) == 0 {
-		s.byRun = s.byRun.Delete(old.RunID)
-	} else {
-		s.byRun = s.byRun.Set(old.RunID, ks)
-	}
+	e, _ := s.runs.Get(old.RunID)
+	e.res = slices.DeleteFunc(slices.Clone(e.res), func(o storage.ReservationKey) bool { return o == k })
+	s.setEntry(old.RunID, e)
 }
 
 // SetApprovals replaces run id's pending approval events (nil: none).

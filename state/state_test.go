@@ -31,7 +31,7 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 	scope := fmt.Sprintf("s%d", arg%2)
 	key := fmt.Sprintf("k%d", arg%16)
 	status := modelStatuses[int(arg)%len(modelStatuses)]
-	switch op % 9 {
+	switch op % 10 {
 	case 0, 1: // put a run
 		c := &Cached{Record: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
 			Owner: Owner{Scope: scope, Local: arg%3 != 0, Alive: true}}
@@ -57,6 +57,14 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 		if len(*saved) > 0 {
 			*m = *(*saved)[int(arg)%len(*saved)].clone()
 		}
+	case 9: // a keyed admission: a run and its reservation in one change
+		c := &Cached{Record: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
+			Owner: Owner{Scope: scope, Keyed: true, Local: true, Alive: true}}
+		r := &Reservation{Status: status, Reservation: storage.Reservation{Scope: scope, Key: key, RunID: id,
+			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: c.Record}}
+		m.st.PutRunRes(id, c, r)
+		m.runs[id] = c
+		m.res[resKey(scope, key)] = r
 	}
 }
 
@@ -66,8 +74,13 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 	if err := m.st.Check(); err != nil {
 		t.Fatalf("step %d: %v", step, err)
 	}
-	if m.st.runs.Len() != len(m.runs) || m.st.res.Len() != len(m.res) {
-		t.Fatalf("step %d: %d runs, %d reservations; model %d, %d", step, m.st.runs.Len(), m.st.res.Len(), len(m.runs), len(m.res))
+	if m.st.Len() != len(m.runs) || m.st.res.Len() != len(m.res) {
+		t.Fatalf("step %d: %d runs, %d reservations; model %d, %d", step, m.st.Len(), m.st.res.Len(), len(m.runs), len(m.res))
+	}
+	walked := map[string]*Cached{}
+	m.st.EachRun(func(id string, c *Cached) { walked[id] = c })
+	if !maps.Equal(walked, m.runs) {
+		t.Fatalf("step %d: EachRun walks %d runs, model %d", step, len(walked), len(m.runs))
 	}
 	for id, want := range m.runs {
 		if got, ok := m.st.Run(id); !ok || got != want {
@@ -89,6 +102,16 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 		if want := newest[id]; ok != (want != nil) || ok && got != want {
 			t.Fatalf("step %d: reservation of %s = %+v, want %+v", step, id, got, want)
 		}
+	}
+	reserved := map[string]bool{}
+	m.st.EachReservedRun(func(id string) { reserved[id] = true })
+	for id := range reserved {
+		if newest[id] == nil {
+			t.Fatalf("step %d: EachReservedRun walks %s, which has no reservation", step, id)
+		}
+	}
+	if len(reserved) != len(newest) {
+		t.Fatalf("step %d: EachReservedRun walks %d runs, %d have reservations", step, len(reserved), len(newest))
 	}
 	// The indexes answer as the maps do: the live count, what the sweep
 	// (completed, failed, cancelled runs updated before 4) and the prune

@@ -50,7 +50,7 @@ func (g *Gateway) load() error {
 func (g *Gateway) rewriteDurable(ns string, st state.State) {
 	b := storage.Batch{Namespace: ns, Clear: true, Meta: &storage.Namespace{Name: ns, RunCounter: st.RunCounter,
 		ApprovalCounter: st.ApprovalCounter, ScopeProfile: st.ScopeProfile, ScopeIdentity: st.ScopeIdentity}}
-	st.EachRes(func(r *state.Reservation) { b.Upsert = append(b.Upsert, g.row(r)) })
+	st.EachRes(func(r *state.Reservation) { b.Upsert = append(b.Upsert, &r.Reservation) })
 	g.q.Enqueue(b)
 	if space := g.spaces[ns]; space != nil {
 		space.durRuns, space.durApprovals = st.RunCounter, st.ApprovalCounter

@@ -327,7 +327,9 @@ func TestReplayOfAShadowedRun(t *testing.T) {
 	}
 }
 
-// A keyed admission stores the sorted admission record as its durable copy.
+// A keyed admission stores the sorted admission record as its durable copy in
+// the SQLite file, and so do a persisted change and the stale-owner
+// interruption (runs-api §4.2 rule 3).
 func TestPlainReservationRecordIsStored(t *testing.T) {
 	g, db := newTestGateway(t, filepath.Join(t.TempDir(), "db.sqlite"))
 	defer db.Close()
@@ -345,6 +347,38 @@ func TestPlainReservationRecordIsStored(t *testing.T) {
 		`","session_id":"` + a.RunID + `","status":"queued","updated_at":1700000000.0}`
 	if string(res[0].Record) != want || res[0].RunN != 1 {
 		t.Fatalf("stored record %s (run %d), want %s (run 1)", res[0].Record, res[0].RunN, want)
+	}
+
+	// A persisted change (stop), then the stale-owner interruption that
+	// hydration after a stale restart makes: the file keeps the sorted copy.
+	stored := func() string {
+		t.Helper()
+		g.q.Wait(0, g.q.Last())
+		_, res := loadAll(t, db)
+		if len(res) != 1 {
+			t.Fatalf("load: %+v", res)
+		}
+		return string(res[0].Record)
+	}
+	if _, err := g.Stop(Main("default"), a.RunID); err != nil {
+		t.Fatal(err)
+	}
+	want = `{"created_at":1700000000.0,"last_event":"run.stopping","model":"hermes-agent","object":"hermes.run","run_id":"` + a.RunID +
+		`","session_id":"` + a.RunID + `","status":"stopping","updated_at":1700000000.0}`
+	if got := stored(); got != want {
+		t.Fatalf("after stop: stored record %s, want %s", got, want)
+	}
+	if _, err := g.Restart("default", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Get(Main("default"), a.RunID); err != nil {
+		t.Fatal(err)
+	}
+	want = `{"created_at":1700000000.0,"error":"The gateway restarted before this run settled.","last_event":"run.interrupted",` +
+		`"model":"hermes-agent","object":"hermes.run","run_id":"` + a.RunID + `","session_id":"` + a.RunID +
+		`","status":"interrupted","updated_at":1700000000.0}`
+	if got := stored(); got != want {
+		t.Fatalf("after the interruption: stored record %s, want %s", got, want)
 	}
 }
 

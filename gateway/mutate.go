@@ -19,7 +19,7 @@ func (x *tx) putRun(id string, c *state.Cached, r *state.Reservation) {
 	} else {
 		x.st.PutRunRes(id, c, r)
 		if x.durable {
-			x.batch.Upsert = append(x.batch.Upsert, x.g.row(r))
+			x.batch.Upsert = append(x.batch.Upsert, &r.Reservation)
 		}
 	}
 	x.dirty = true
@@ -68,25 +68,24 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 }
 
 // newReservation is the reservation of a new keyed run: run id with counter n,
-// admitted in scope at now as cached run c, owned here (runs-api §7, §9). Its
-// record shares c's bytes (state.Reservation).
-func newReservation(scope, key, fingerprint, id string, n int64, c *state.Cached, now float64) *state.Reservation {
-	return &state.Reservation{Status: c.Status, Reservation: storage.Reservation{Scope: scope, Key: key,
+// admitted in scope at now with the durable text of its record (durableText),
+// owned here (runs-api §7, §9).
+func newReservation(scope, key, fingerprint, id string, n int64, text []byte, now float64) *state.Reservation {
+	return &state.Reservation{Status: runs.Queued, Reservation: storage.Reservation{Scope: scope, Key: key,
 		Fingerprint: fingerprint, RunID: id, RunN: n, OwnerScope: scope, Keyed: true, Local: true, Alive: true,
-		Record: c.Record, UpdatedAt: now}}
+		Record: text, UpdatedAt: now}}
 }
 
-// row is reservation r as the store keeps it. The SQLite file (--db) holds the
-// durable copy as upstream writes it, keys sorted at every level (runs-api
-// §4.2 rule 3); the in-memory store keeps r's own row, whose record may share
-// the cached bytes in their vendor order — hydration sorts either way.
-func (g *Gateway) row(r *state.Reservation) *storage.Reservation {
-	if !g.waits() {
-		return &r.Reservation
+// durableText is the record a reservation stores for rec, whose cached text is
+// c.Record. The SQLite file (--db) holds the durable copy as upstream writes
+// it, keys sorted at every level (runs-api §4.2 rule 3); in memory the
+// reservation shares the cached bytes, in their vendor order — hydration
+// sorts either way (durable).
+func (g *Gateway) durableText(c *state.Cached, rec *runs.Obj) []byte {
+	if g.waits() {
+		return runs.RenderedSorted(rec)
 	}
-	row := r.Reservation
-	row.Record = runs.RenderedSorted(decode(r.Record))
-	return &row
+	return c.Record
 }
 
 // durable is the record of reservation r as hydration copies it into the
@@ -123,7 +122,7 @@ func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec
 	var nr *state.Reservation
 	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
 		n := *r
-		n.Record, n.Status, n.UpdatedAt = c.Record, c.Status, x.now()
+		n.Record, n.Status, n.UpdatedAt = x.g.durableText(c, rec), c.Status, x.now()
 		nr = &n
 	}
 	x.putRun(id, c, nr)
@@ -148,7 +147,7 @@ func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
 		rec := runs.Interrupt(rec, now)
 		c = &state.Cached{Record: runs.Rendered(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}
 		n := *r
-		n.Record, n.Status, n.UpdatedAt = c.Record, runs.Interrupted, now
+		n.Record, n.Status, n.UpdatedAt = x.g.durableText(c, rec), runs.Interrupted, now
 		nr = &n
 	}
 	x.putRun(id, c, nr)

@@ -93,7 +93,7 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 	c := &state.Cached{Record: runs.Rendered(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner}
 	var nr *state.Reservation
 	if key != "" {
-		nr = newReservation(scope, key, fingerprint, id, x.st.RunCounter, c, now)
+		nr = newReservation(scope, key, fingerprint, id, x.st.RunCounter, x.g.durableText(c, rec), now)
 	}
 	x.putRun(id, c, nr)
 	x.openTransport(id, now)

@@ -90,11 +90,10 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 	return out
 }
 
-// cachedOf is the run as its reservation r gives it (not hydrated; keys
-// sorted as hydration would, runs-api §4.2 rule 3).
+// cachedOf is the run as its reservation r gives it (not hydrated).
 func cachedOf(r *state.Reservation) *state.Cached {
 	rec := decode(r.Record)
-	return &state.Cached{Record: runs.RenderedSorted(rec), Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
+	return &state.Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
 }
 
 func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {
@@ -121,6 +120,7 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 			return RunView{}, runs.RunNotFound(id)
 		}
 		c = cachedOf(r)
+		_, c.Record = durable(r) // keys sorted as hydration would (runs-api §4.2 rule 3)
 	}
 	v := RunView{RunSummary: g.summary(ns, st, id, c), Record: c.Record}
 	for _, r := range st.ReservationsOfRun(id) {

@@ -162,7 +162,8 @@ func (s *State) PutRun(id string, c *Cached) {
 }
 
 // PutRunRes stores c as cached run id and r as a reservation of it: PutRun
-// and PutRes in one change of the run's entry (a keyed admission).
+// and PutRes with one change of the run's entry when r's key is new (a keyed
+// admission); a replaced reservation's key leaves the entry first.
 func (s *State) PutRunRes(id string, c *Cached, r *Reservation) {
 	if r.RunID != id {
 		panic("state: PutRunRes: reservation of run " + r.RunID + " put with run " + id)

@@ -27,13 +27,12 @@ type Cached struct {
 
 // Reservation is the durable row of a keyed submission (runs-api §7) and the
 // status its record holds. The row's Record is the durable copy of the run
-// record: its content, in any key order — while the run is cached it shares
-// the cached record's bytes, and whoever reads it back sorts the keys at
-// every level (hydration, and the SQLite file, which holds it sorted as
-// upstream does). Its RunN is the run's counter: of two runs with one id, the
+// record: with --db its text with keys sorted at every level, as the SQLite
+// file holds it like upstream; in memory it may share the cached record's
+// bytes in their vendor order. Hydration sorts the keys either way. Its RunN is the run's counter: of two runs with one id, the
 // greater answers for it (0: unknown). A Reservation is never changed once
-// made (every change makes a new one), so the in-memory store's batches carry
-// the row itself and that store keeps that very row.
+// made (every change makes a new one), so the store's batches carry the row
+// itself and the in-memory store keeps that very row.
 type Reservation struct {
 	storage.Reservation
 	Status string

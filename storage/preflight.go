@@ -84,9 +84,9 @@ func Preflight(path string) error {
 // walPage1 returns the first 108 bytes of page 1 as the write-ahead log at
 // path gives it, read the way SQLite reads a log (the WAL format,
 // https://www.sqlite.org/fileformat2.html#walformat): the last copy of page 1
-// in a committed transaction, where a frame counts only when it carries the
-// log's salts and continues its checksum chain, and the log ends at the first
-// frame that does not. nil when there is no log or no committed copy. A torn
+// in a committed transaction, where a frame counts only when it names a page,
+// carries the log's salts and continues its checksum chain, and the log ends
+// at the first frame that does not. nil when there is no log or no committed copy. A torn
 // frame left by a crash mid-write (kill -9) is past the end, not page 1.
 func walPage1(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -112,10 +112,7 @@ func walPage1(path string) ([]byte, error) {
 	if magic == 0x377f0683 {
 		order = binary.BigEndian
 	}
-	pageSize := int(be.Uint32(hdr[8:12]))
-	if pageSize == 1 {
-		pageSize = 65536
-	}
+	pageSize := int(be.Uint32(hdr[8:12])) // written as is, 65536 too (unlike the database header)
 	if pageSize < 512 || pageSize > 65536 || pageSize&(pageSize-1) != 0 {
 		return nil, nil
 	}
@@ -131,7 +128,8 @@ func walPage1(path string) ([]byte, error) {
 		}
 		s0, s1 = walChecksum(order, s0, s1, frame[:8])
 		s0, s1 = walChecksum(order, s0, s1, frame[24:])
-		if string(frame[8:16]) != string(hdr[16:24]) || s0 != be.Uint32(frame[16:20]) || s1 != be.Uint32(frame[20:24]) {
+		if be.Uint32(frame[0:4]) == 0 || string(frame[8:16]) != string(hdr[16:24]) ||
+			s0 != be.Uint32(frame[16:20]) || s1 != be.Uint32(frame[20:24]) {
 			return last, nil
 		}
 		if be.Uint32(frame[0:4]) == 1 {

@@ -227,6 +227,30 @@ func withTornPage1(wal []byte) []byte {
 	return append(slices.Clone(wal), frame...)
 }
 
+// rechained is wal changed by change (header or frame fields) with its
+// checksums computed again, so that only the change tells it apart.
+func rechained(wal []byte, change func(log []byte)) []byte {
+	be := binary.BigEndian
+	log := slices.Clone(wal)
+	pageSize := int(be.Uint32(log[8:12]))
+	change(log)
+	var order binary.ByteOrder = binary.LittleEndian
+	if be.Uint32(log[0:4]) == 0x377f0683 {
+		order = be
+	}
+	s0, s1 := walChecksum(order, 0, 0, log[:24])
+	be.PutUint32(log[24:], s0)
+	be.PutUint32(log[28:], s1)
+	for off := 32; off+24+pageSize <= len(log); off += 24 + pageSize {
+		f := log[off : off+24+pageSize]
+		s0, s1 = walChecksum(order, s0, s1, f[:8])
+		s0, s1 = walChecksum(order, s0, s1, f[24:])
+		be.PutUint32(f[16:], s0)
+		be.PutUint32(f[20:], s1)
+	}
+	return log
+}
+
 // liveCopy returns the database file and write-ahead log of a database built
 // by stmts while it is still open (its tables only in the log, as a copy
 // taken by a crash leaves them).
@@ -258,7 +282,8 @@ func liveCopy(t testing.TB, stmts ...string) (main, wal []byte) {
 // accepts exactly when SQLite, opening the same two files, sees our mark (or
 // an empty unmarked database) and a schema this build knows. The logs: ours
 // and another application's (its mark only in the log), each cut at every
-// 61st byte (torn frames, lost commits), with a torn page 1 appended, and with
+// 61st byte (torn frames, lost commits), with a torn page 1 appended, with a
+// page size field of 1 or a frame of page 0 (checksums made to hold), and with
 // single bytes flipped (salts, checksums, page numbers, commit marks, data).
 func TestPreflightAgreesWithSQLite(t *testing.T) {
 	ms, err := loadMigrations(migrationFS)
@@ -305,6 +330,10 @@ func TestPreflightAgreesWithSQLite(t *testing.T) {
 			check(d, d.wal[:cut], fmt.Sprintf("database %d, log cut at %d", i, cut))
 		}
 		check(d, withTornPage1(d.wal), fmt.Sprintf("database %d, torn page 1", i))
+		check(d, rechained(d.wal, func(log []byte) { binary.BigEndian.PutUint32(log[8:12], 1) }),
+			fmt.Sprintf("database %d, page size field 1", i))
+		check(d, rechained(d.wal, func(log []byte) { binary.BigEndian.PutUint32(log[32:36], 0) }),
+			fmt.Sprintf("database %d, first frame of page 0", i))
 		for range 100 {
 			log := slices.Clone(d.wal)
 			at := rng.IntN(len(log))

@@ -17,6 +17,17 @@ import (
 // deadline, and a body that never came held the connection for ever.
 func TestConnectionEndsAfterUnreadBody(t *testing.T) {
 	b := NewBodies(1000, 1<<20, 300*time.Millisecond)
+	// readFailing reads the body, wants err, and answers status.
+	readFailing := func(want error, status int) func(w http.ResponseWriter, r *http.Request) {
+		return func(w http.ResponseWriter, r *http.Request) {
+			_, release, err := b.Read(w, r)
+			release()
+			if err != want {
+				t.Errorf("Read: %v, want %v", err, want)
+			}
+			w.WriteHeader(status)
+		}
+	}
 	tests := []struct {
 		name, head string
 		handle     func(w http.ResponseWriter, r *http.Request)
@@ -25,23 +36,9 @@ func TestConnectionEndsAfterUnreadBody(t *testing.T) {
 		{"early answer (Unread)", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{",
 			func(w http.ResponseWriter, r *http.Request) { b.Unread(w, r); w.WriteHeader(401) }, 401},
 		{"body that never arrives (Read)", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{",
-			func(w http.ResponseWriter, r *http.Request) {
-				_, release, err := b.Read(w, r)
-				release()
-				if err != ErrBodyIncomplete {
-					t.Errorf("Read: %v", err)
-				}
-				w.WriteHeader(400)
-			}, 400},
+			readFailing(ErrBodyIncomplete, 400), 400},
 		{"declared over the limit (Read)", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{",
-			func(w http.ResponseWriter, r *http.Request) {
-				_, release, err := b.Read(w, r)
-				release()
-				if err != ErrBodyTooLarge {
-					t.Errorf("Read: %v", err)
-				}
-				w.WriteHeader(413)
-			}, 413},
+			readFailing(ErrBodyTooLarge, 413), 413},
 		{"GET body that never arrives (Discard)", "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n",
 			func(w http.ResponseWriter, r *http.Request) { b.Discard(w, r); w.WriteHeader(200) }, 200},
 	}

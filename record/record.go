@@ -32,8 +32,21 @@ import (
 // FlushPath is the recorder's own route: POST writes the file now.
 const FlushPath = "/__admin/record/flush"
 
-// MaxSpeed is the greatest Options.Speed (--speed).
-const MaxSpeed = 1_000_000
+// MinSpeed and MaxSpeed bound Options.Speed (--speed): a day's delay divided
+// by MinSpeed is still far inside a scenario step's bound, and MaxSpeed makes
+// every recorded delay 0 ms long before it is reached.
+const (
+	MinSpeed = 0.001
+	MaxSpeed = 1_000_000
+)
+
+// CheckSpeed refuses a --speed outside MinSpeed..MaxSpeed (NaN too).
+func CheckSpeed(speed float64) error {
+	if !(speed >= MinSpeed && speed <= MaxSpeed) {
+		return fmt.Errorf("record: --speed must be from %g to %d, not %g", MinSpeed, MaxSpeed, speed)
+	}
+	return nil
+}
 
 // Options configure a Recorder.
 type Options struct {
@@ -45,7 +58,7 @@ type Options struct {
 	// (docs/record.md "Redaction").
 	Redact bool
 	// Speed divides every recorded delay: 10 replays ten times faster. 0 = 1;
-	// at most MaxSpeed.
+	// else MinSpeed to MaxSpeed (CheckSpeed).
 	Speed float64
 	// Match is how each scenario selects its run: MatchInput (default) or MatchOrder.
 	Match MatchMode
@@ -96,8 +109,8 @@ func New(opts Options) (*Recorder, error) {
 	if opts.Speed == 0 {
 		opts.Speed = 1
 	}
-	if opts.Speed < 0 || opts.Speed > MaxSpeed {
-		return nil, fmt.Errorf("record: --speed must be from 0 (recorded timing) to %d, not %g", MaxSpeed, opts.Speed)
+	if err := CheckSpeed(opts.Speed); err != nil {
+		return nil, err
 	}
 	if opts.Match == "" {
 		opts.Match = MatchInput

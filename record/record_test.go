@@ -2,6 +2,7 @@ package record
 
 import (
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -197,8 +198,10 @@ func TestNewRefusesOptions(t *testing.T) {
 	}{
 		{Options{Upstream: "ftp://h", Out: out}, `record: --upstream must be an http(s) URL, not "ftp://h"`},
 		{Options{Upstream: "http://h"}, "record: --out is required"},
-		{Options{Upstream: "http://h", Out: out, Speed: -1}, "record: --speed must be from 0 (recorded timing) to 1000000, not -1"},
-		{Options{Upstream: "http://h", Out: out, Speed: 2e6}, "record: --speed must be from 0 (recorded timing) to 1000000, not 2e+06"},
+		{Options{Upstream: "http://h", Out: out, Speed: -1}, "record: --speed must be from 0.001 to 1000000, not -1"},
+		{Options{Upstream: "http://h", Out: out, Speed: 1e-12}, "record: --speed must be from 0.001 to 1000000, not 1e-12"},
+		{Options{Upstream: "http://h", Out: out, Speed: math.NaN()}, "record: --speed must be from 0.001 to 1000000, not NaN"},
+		{Options{Upstream: "http://h", Out: out, Speed: 2e6}, "record: --speed must be from 0.001 to 1000000, not 2e+06"},
 	} {
 		if _, err := New(c.opts); err == nil || err.Error() != c.want {
 			t.Errorf("New(%+v) = %v, want %q", c.opts, err, c.want)

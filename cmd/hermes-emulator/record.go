@@ -54,8 +54,8 @@ func recordUntil(args []string, stdout, stderr io.Writer, stop <-chan os.Signal)
 		fmt.Fprintf(stderr, "hermes-emulator record: %v\n", err)
 		return 2
 	}
-	if o.Speed <= 0 || o.Speed > record.MaxSpeed {
-		fmt.Fprintf(stderr, "hermes-emulator record: --speed must be greater than 0 and at most %d, not %g\n", record.MaxSpeed, o.Speed)
+	if err := record.CheckSpeed(o.Speed); err != nil { // before New, which reads 0 as 1
+		fmt.Fprintf(stderr, "hermes-emulator %v\n", err)
 		return 2
 	}
 	o.Match = record.MatchMode(match)

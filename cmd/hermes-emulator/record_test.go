@@ -44,8 +44,9 @@ func TestRecordBadFlags(t *testing.T) {
 		{[]string{"--upstream", "http://127.0.0.1:1"}, "hermes-emulator record: --out is required\n"},
 		{[]string{"--upstream", "http://h", "--out", "no-such-dir/x.yaml"}, "hermes-emulator record: --out no-such-dir/x.yaml: the directory no-such-dir does not exist\n"},
 		{[]string{"--upstream", "http://h", "--out", "x", "--match", "fifo"}, "hermes-emulator record: --match must be input or order, not \"fifo\"\n"},
-		{[]string{"--upstream", "http://h", "--out", "x", "--speed", "0"}, "hermes-emulator record: --speed must be greater than 0 and at most 1000000, not 0\n"},
-		{[]string{"--upstream", "http://h", "--out", "x", "--speed", "2e6"}, "hermes-emulator record: --speed must be greater than 0 and at most 1000000, not 2e+06\n"},
+		{[]string{"--upstream", "http://h", "--out", "x", "--speed", "0"}, "hermes-emulator record: --speed must be from 0.001 to 1000000, not 0\n"},
+		{[]string{"--upstream", "http://h", "--out", "x", "--speed", "1e-300"}, "hermes-emulator record: --speed must be from 0.001 to 1000000, not 1e-300\n"},
+		{[]string{"--upstream", "http://h", "--out", "x", "--speed", "2e6"}, "hermes-emulator record: --speed must be from 0.001 to 1000000, not 2e+06\n"},
 		{[]string{"--upstream", "http://h", "--out", "x", "--port", "70000"}, "hermes-emulator record: --port must be a port number from 0 to 65535, not 70000\n"},
 		{[]string{"--upstream", "http://h", "--out", "x", "now"}, "hermes-emulator record: unexpected argument \"now\"\n"},
 	} {

@@ -119,6 +119,30 @@ func TestEntryCutsLongFields(t *testing.T) {
 	}
 }
 
+// The scenario step counters list at most MaxScenarioCounts names; a listed
+// name is still counted, a new one past the bound is not, until a reset.
+func TestMetricsScenarioBound(t *testing.T) {
+	var m Metrics
+	for i := range 2 * MaxScenarioCounts {
+		m.ScenarioStep(fmt.Sprint("s-", i))
+	}
+	m.ScenarioStep("s-0")
+	s := m.Snapshot()
+	if len(s.ScenarioSteps) != MaxScenarioCounts {
+		t.Fatalf("%d names listed, want %d", len(s.ScenarioSteps), MaxScenarioCounts)
+	}
+	for _, c := range s.ScenarioSteps {
+		if c.Scenario == "s-0" && c.Count != 2 || c.Scenario == fmt.Sprint("s-", MaxScenarioCounts) {
+			t.Fatalf("counter %s = %d", c.Scenario, c.Count)
+		}
+	}
+	m.Reset()
+	m.ScenarioStep("new")
+	if s := m.Snapshot(); len(s.ScenarioSteps) != 1 {
+		t.Fatalf("after reset: %d names", len(s.ScenarioSteps))
+	}
+}
+
 // The metrics' unmatched counters list at most MaxUnmatched method and path
 // pairs, each cut to runs.EchoLimit bytes; requests past it are still counted.
 func TestMetricsUnmatchedBound(t *testing.T) {

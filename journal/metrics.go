@@ -72,14 +72,23 @@ type ScenarioCount struct {
 	Count    int64
 }
 
-// ScenarioStep counts one fired step of the named scenario.
+// MaxScenarioCounts is how many scenario names the `scenarioSteps` counters
+// list at most: sets loaded one after another may bring new names without
+// end (hardening H3). Once full, the steps of a new name are not counted;
+// DELETE /__admin/metrics empties the list.
+const MaxScenarioCounts = 1000
+
+// ScenarioStep counts one fired step of the named scenario (at most
+// MaxScenarioCounts names).
 func (m *Metrics) ScenarioStep(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.steps == nil {
 		m.steps = make(map[string]int64)
 	}
-	m.steps[name]++
+	if _, listed := m.steps[name]; listed || len(m.steps) < MaxScenarioCounts {
+		m.steps[name]++
+	}
 }
 
 // MaxUnmatched is how many distinct method and path pairs the `unmatched`

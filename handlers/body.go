@@ -172,10 +172,10 @@ func grow(buf *[]byte, n int) []byte {
 }
 
 // Unread answers a request whose body the pipeline does not read (an early
-// answer: 401, 404, 413, a fault, an admin error) with Connection: close, so
-// that net/http neither waits for the body to discard it — it may never
-// arrive (hardening H4) — nor reads a byte of it (H2: an unauthenticated
-// request reads no body). A request without a body keeps its connection.
+// answer: 401, 404, 413, a fault, an admin error) through endReads, so that
+// net/http neither waits for the body to discard it — it may never arrive
+// (hardening H4) — nor reads a byte of it (H2: an unauthenticated request
+// reads no body). A request without a body keeps its connection.
 func (b *Bodies) Unread(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return
@@ -197,7 +197,8 @@ func endReads(w http.ResponseWriter) {
 // Discard reads and drops the body of a request whose operation takes none
 // (GET, HEAD: runs-api §3 step 8), within the read timeout, then clears the
 // deadline so that a stream answering the request keeps none. A body that
-// does not arrive closes the connection after the answer.
+// does not arrive, or is longer than the body limit (chunked: its length is
+// only known by reading), ends the connection after the answer (endReads).
 func (b *Bodies) Discard(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return

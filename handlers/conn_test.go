@@ -41,6 +41,9 @@ func TestConnectionEndsAfterUnreadBody(t *testing.T) {
 			readFailing(ErrBodyTooLarge, 413), 413},
 		{"GET body that never arrives (Discard)", "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n",
 			func(w http.ResponseWriter, r *http.Request) { b.Discard(w, r); w.WriteHeader(200) }, 200},
+		{"chunked GET body over the limit (Discard)", "GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			"7d0\r\n" + strings.Repeat("x", 2000) + "\r\n",
+			func(w http.ResponseWriter, r *http.Request) { b.Discard(w, r); w.WriteHeader(200) }, 200},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

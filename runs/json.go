@@ -41,8 +41,8 @@ func (e *syntaxError) Error() string {
 // escape is kept as that code point in WTF-8 (see Value).
 //
 // Parse never panics and uses an explicit stack, so its Go stack use does not
-// depend on the input. Unescaped strings and integers share the memory of one
-// copy of the text.
+// depend on the input. Every string and integer is copied out of body: no
+// value refers to it.
 func Parse(body []byte) (Value, error) {
 	return parseText(decodeBody(body), false)
 }

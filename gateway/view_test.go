@@ -153,3 +153,26 @@ func TestOnChangeOnlyWhileListening(t *testing.T) {
 		t.Fatalf("heard %v, want %v", kinds, want)
 	}
 }
+
+// A run held only as a reservation (after a logical restart, in memory, where
+// the reservation shares the vendor-ordered cached bytes) shows its record
+// with the keys sorted, as hydration would copy it (runs-api §4.2 rule 3).
+func TestRunViewOfReservationIsSorted(t *testing.T) {
+	g := newBoundGateway(t, Options{Wall: func() float64 { return 1700000000000 }})
+	a, err := g.Create(Main("v"), Creation{Key: "k", Fingerprint: "fp", Sub: &runs.Submission{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Restart("v", true); err != nil {
+		t.Fatal(err)
+	}
+	v, err := g.RunView("v", a.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"created_at":1700000000.0,"model":"hermes-agent","object":"hermes.run","run_id":"` + a.RunID +
+		`","session_id":"` + a.RunID + `","status":"queued","updated_at":1700000000.0}`
+	if string(v.Record) != want {
+		t.Fatalf("record %s\nwant   %s", v.Record, want)
+	}
+}

@@ -18,20 +18,25 @@ import (
 // that changed or removed a row keeps its own version in memory.
 //
 // Invariant: a key not in orig has, in the store, the row it had at
-// start-up. Every key is read (and so recorded in orig) before it is first
-// written — State.DelRes reads it before masking — so what orig does not
+// start-up. Every key is read and recorded in orig before it is first
+// written — State.DelRes reads it so before masking — so what orig does not
 // hold the store still answers as at start-up; what orig holds is that
 // start-up row (nil: none). After all() (a checkout of main, a logical
 // restart, a repair, which rewrite whole namespaces), orig holds every row
 // and the store is not read again.
 type diskRows struct {
-	store    storage.Store
-	ns       string
-	orig     map[storage.ReservationKey]*Reservation // the row of each key at start-up (nil: none)
-	byRun    map[string][]storage.ReservationKey     // run id → keys in orig whose start-up row has it
-	runsRead map[string]bool                         // run ids whose start-up rows orig holds (ofRun read them)
-	complete bool                                    // orig holds every row
+	store       storage.Store
+	ns          string
+	orig        map[storage.ReservationKey]*Reservation // the row of each key at start-up (nil: none)
+	byRun       map[string][]storage.ReservationKey     // run id → keys in orig whose start-up row has it
+	runsRead    map[string]bool                         // run ids whose start-up rows orig holds (ofRun read them)
+	withoutRows int                                     // ids in runsRead without start-up rows
+	complete    bool                                    // orig holds every row
 }
+
+// maxRunsWithoutRows bounds the run ids without start-up rows that ofRun
+// remembers (runs of this process asked for again and again).
+const maxRunsWithoutRows = 100_000
 
 func newDiskRows(store storage.Store, ns string) *diskRows {
 	return &diskRows{store: store, ns: ns, orig: map[storage.ReservationKey]*Reservation{},
@@ -61,8 +66,12 @@ func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
 	}
 }
 
-// get returns the start-up row of (scope, key), nil when there was none.
-func (d *diskRows) get(scope, key string) *Reservation {
+// get returns the start-up row of (scope, key), nil when there was none. A
+// row found is kept in orig; a key found missing is kept only when the caller
+// is about to write it (writing), so that reads of keys that never existed —
+// every new Idempotency-Key, admitted or refused — hold no memory: orig holds
+// at most the file's rows and the keys written since start-up.
+func (d *diskRows) get(scope, key string, writing bool) *Reservation {
 	k := resKey(scope, key)
 	if r, ok := d.orig[k]; ok || d.complete {
 		return r
@@ -75,16 +84,21 @@ func (d *diskRows) get(scope, key string) *Reservation {
 	if ok {
 		r = diskRow(row)
 	}
-	d.record(k, r)
+	if r != nil || writing {
+		d.record(k, r)
+	}
 	return r
 }
 
 // ofRun returns the keys of the start-up rows of run id. The store is asked
-// once per run id: afterwards orig holds every start-up row of id (a row of id
-// written since was read, so recorded, before it was written), and a run
-// changed again and again (every observe asks for its reservation) costs no
-// further read.
-func (d *diskRows) ofRun(id string) []storage.ReservationKey {
+// once per run id that has rows: afterwards orig holds every start-up row of
+// id (a row of id written since was read, so recorded, before it was
+// written), and a run changed again and again (every observe asks for its
+// reservation) costs no further read. An id without rows is remembered only
+// when the asking State holds that run (known) and, of those, at most
+// maxRunsWithoutRows: ids that never existed are asked again each time and
+// hold no memory.
+func (d *diskRows) ofRun(id string, known bool) []storage.ReservationKey {
 	if !d.complete && !d.runsRead[id] {
 		rows, err := d.store.ReservationsOfRun(bg(), d.ns, id)
 		if err != nil {
@@ -93,7 +107,12 @@ func (d *diskRows) ofRun(id string) []storage.ReservationKey {
 		for _, row := range rows {
 			d.record(resKey(row.Scope, row.Key), diskRow(row))
 		}
-		d.runsRead[id] = true
+		if len(rows) > 0 || known && d.withoutRows < maxRunsWithoutRows {
+			d.runsRead[id] = true
+			if len(rows) == 0 {
+				d.withoutRows++
+			}
+		}
 	}
 	return d.byRun[id]
 }
@@ -143,7 +162,8 @@ func (s *State) isMasked(k storage.ReservationKey) bool {
 // diskOfRun returns the newest start-up row of run id that s still sees.
 func (s *State) diskOfRun(id string) *Reservation {
 	var best *Reservation
-	for _, k := range s.disk.ofRun(id) {
+	_, known := s.runs.Get(id)
+	for _, k := range s.disk.ofRun(id, known) {
 		if r := s.disk.orig[k]; !s.isMasked(k) && (best == nil || r.RunN > best.RunN) {
 			best = r
 		}

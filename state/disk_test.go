@@ -110,3 +110,32 @@ func compareDisk(t *testing.T, step int, p diskPair) {
 		}
 	}
 }
+
+// Reads of keys and run ids that never existed hold no memory: with start-up
+// rows on disk, a thousand made-up Idempotency-Keys and run ids leave orig and
+// runsRead as they were; a run the State holds is remembered once looked up.
+func TestDiskReadsOfUnknownHoldNothing(t *testing.T) {
+	store := storage.NewMemory()
+	row := diskRes(rand.New(rand.NewPCG(1, 1)), 1)
+	if err := store.Apply(context.Background(), storage.Batch{Namespace: "a", Upsert: []*storage.Reservation{&row}}); err != nil {
+		t.Fatal(err)
+	}
+	s := New()
+	s.ReadOnDemand(store, "a", 1)
+	for i := range 1000 {
+		if _, ok := s.Res("s0", fmt.Sprint("new-", i)); ok {
+			t.Fatal("a made-up key has a reservation")
+		}
+		if _, ok := s.ResOfRun(fmt.Sprint("run_new_", i)); ok {
+			t.Fatal("a made-up run id has a reservation")
+		}
+	}
+	if len(s.disk.orig) != 0 || len(s.disk.runsRead) != 0 {
+		t.Fatalf("orig %d, runsRead %d after reads of unknown keys and ids", len(s.disk.orig), len(s.disk.runsRead))
+	}
+	s.PutRun("run_here", &Cached{Record: []byte("{}"), Status: runs.Queued})
+	s.ResOfRun("run_here")
+	if !s.disk.runsRead["run_here"] || s.disk.withoutRows != 1 {
+		t.Fatalf("a run the State holds is not remembered: %v, %d", s.disk.runsRead, s.disk.withoutRows)
+	}
+}

@@ -215,7 +215,7 @@ func (s *State) Res(scope, key string) (*Reservation, bool) {
 		return r, true
 	}
 	if s.disk != nil && !s.isMasked(k) {
-		if r := s.disk.get(scope, key); r != nil {
+		if r := s.disk.get(scope, key, false); r != nil {
 			return r, true
 		}
 	}
@@ -270,7 +270,7 @@ func (s *State) DelRes(scope, key string) {
 	k := resKey(scope, key)
 	if s.disk != nil && !s.isMasked(k) {
 		// The start-up row is read before its key is first written (disk.go).
-		if s.disk.get(scope, key) != nil {
+		if s.disk.get(scope, key, true) != nil {
 			s.nRes--
 		}
 		if s.masked == nil {

@@ -17,6 +17,9 @@ func (t *Timeline[S]) Check() error {
 		heads[id]++
 	}
 	inFree := map[*Checkpoint[S]]bool{}
+	if n := t.free.len(); n > max(64, 2*len(t.cps)) {
+		return fmt.Errorf("free list holds %d entries for %d checkpoints", n, len(t.cps))
+	}
 	t.free.each(func(c *Checkpoint[S]) { inFree[c] = true })
 	for i := t.free.head + 1; i < len(t.free.fifo); i++ {
 		if t.free.fifo[i-1].seq >= t.free.fifo[i].seq {

@@ -10,12 +10,12 @@ import "container/heap"
 func (t *Timeline[S]) release(c *Checkpoint[S]) {
 	if !c.protected() && !c.gone {
 		t.free.push(c)
+		t.compact() // checkouts release without committing
 	}
 }
 
 // retain discards the oldest checkpoints that are neither a branch head nor
-// pinned by a snapshot, down to max (controls §8.1). Evicted checkpoints stay
-// in order and free until a compaction, which runs when they are over half.
+// pinned by a snapshot, down to max (controls §8.1).
 func (t *Timeline[S]) retain() {
 	for len(t.cps) > t.max && t.free.len() > 0 {
 		c := t.free.pop()
@@ -26,6 +26,13 @@ func (t *Timeline[S]) retain() {
 		c.gone = true
 		delete(t.cps, c.ID)
 	}
+	t.compact()
+}
+
+// compact drops the evicted checkpoints from order and the stale entries of
+// free once they are over half (and over 64): both stay within twice the
+// checkpoints kept, at O(1) amortised.
+func (t *Timeline[S]) compact() {
 	if n := len(t.order); n > 64 && n > 2*len(t.cps) {
 		live := make([]*Checkpoint[S], 0, len(t.cps))
 		for _, c := range t.order {

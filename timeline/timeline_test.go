@@ -225,3 +225,22 @@ func TestFreeList(t *testing.T) {
 		t.Fatalf("%d waiting, queue capacity %d", f.len(), cap(f.fifo))
 	}
 }
+
+// Checkouts release checkpoints without committing: switching main between two
+// checkpoints again and again keeps the free list within its bound (Check).
+func TestRepeatedCheckoutsKeepFreeBounded(t *testing.T) {
+	tl, _ := newTimeline(10)
+	a, b := tl.Commit("main"), tl.Commit("main")
+	for i := range 10000 {
+		c := a
+		if i%2 == 1 {
+			c = b
+		}
+		if err := tl.Checkout("main", c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tl.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

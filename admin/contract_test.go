@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-emulator/hermes-emulator/credentials"
+	"github.com/hermes-emulator/hermes-emulator/faults"
 	"github.com/hermes-emulator/hermes-emulator/gateway"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
@@ -85,6 +88,7 @@ func TestValidatorMessages(t *testing.T) {
 		{"GET", "/__admin/hermes/runs?status=bogus", ``, "status: expected a run status"},
 		{"GET", "/__admin/hermes/runs?limit=1e3", ``, "limit: expected a count from 1 to 1000"},
 		{"POST", "/__admin/clock", `[1]`, "expected a JSON object"},
+		{"PUT", "/__admin/credentials", `{"credentials":{},"` + strings.Repeat("x", 5000) + `":1}`, "unknown field " + strings.Repeat("x", runs.EchoLimit)},
 	} {
 		w := adminDo(a, c.method, c.target, c.body)
 		if w.Code != 400 || w.Body.String() != adminEnvelope(c.msg) {
@@ -93,6 +97,31 @@ func TestValidatorMessages(t *testing.T) {
 	}
 	if got := fieldPath(map[string]any{"events": []any{map[string]any{}}}, []string{"events", "0"}); got != "events[0]" {
 		t.Errorf("fieldPath = %q", got)
+	}
+}
+
+// The credential mapping is bounded: one credential past MaxCredentials
+// answers 409 in the admin envelope (declared in admin.yaml).
+func TestCredentialsBound(t *testing.T) {
+	a := New(Deps{Faults: faults.NewStore(), Credentials: credentials.NewStore(), MaxBodyBytes: 1 << 20, Version: "test"})
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range credentials.MaxCredentials {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%d"`, i)
+	}
+	b.WriteString("]")
+	if w := adminDo(a, "PUT", "/__admin/credentials", b.String()); w.Code != 200 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	w := adminDo(a, "PUT", "/__admin/credentials", `["one-more"]`)
+	if w.Code != 409 || w.Body.String() != adminEnvelope("too many credentials (max 10000)") {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	if err := CheckResponse("PUT", "/__admin/credentials", w.Code, w.Header(), w.Body.Bytes()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -45,7 +45,7 @@ func (op *operation) validate(q url.Values, body runs.Value, hasBody bool) *runs
 	// message. Anything else is the handler's to refuse, in the pinned order.
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return runs.Admin(400, "unknown field "+unknown[0])
+		return runs.Admin(400, "unknown field "+runs.Echo(unknown[0])) // at most EchoLimit bytes (H9)
 	}
 	if len(pinned) > 0 {
 		return runs.Admin(400, pinned[0])

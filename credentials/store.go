@@ -42,8 +42,10 @@ const (
 // `each entry is a credential string or {credential, namespace}` (an entry of
 // another shape, or a "credential" that is not a string), `namespace for
 // <credential> must be a string`, `bad namespace "<namespace>"` (pattern
-// ^[A-Za-z0-9_.-]{1,64}$), and `expected {"credentials": {"<credential>":
-// "<namespace>"}}` for any other body. Success → 200 {"mapped":<n>}.
+// ^[A-Za-z0-9_.-]{1,64}$; both quote at most runs.EchoLimit bytes),
+// `credential longer than 4096 bytes`, and `expected {"credentials":
+// {"<credential>": "<namespace>"}}` for any other body; 409 `too many
+// credentials (max 10000)` (apply). Success → 200 {"mapped":<n>}.
 func (s *Store) Put(adminNS string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	if !hasBody {
 		return nil, runs.Admin(400, msgExpected)
@@ -72,20 +74,43 @@ func (s *Store) Put(adminNS string, body runs.Value, hasBody bool) ([]byte, *run
 
 func mapped(n int) []byte { return []byte(`{"mapped":` + strconv.Itoa(n) + `}`) }
 
-// apply maps cred to ns after the pattern check. Callers hold s.mu.
+// Bounds of the mapping (hardening H3: a client must not grow memory without
+// bound): at most MaxCredentials credentials of at most MaxCredentialBytes
+// bytes each.
+const (
+	MaxCredentials     = 10000
+	MaxCredentialBytes = 4096
+)
+
+// apply maps cred to ns after the pattern check and the bounds: a longer
+// credential → 400 `credential longer than 4096 bytes`; one more credential
+// than MaxCredentials → 409 `too many credentials (max 10000)`. Callers hold
+// s.mu.
 func (s *Store) apply(cred, ns string) *runs.Error {
 	if !runs.ValidName(ns) {
-		return runs.Admin(400, `bad namespace "`+ns+`"`)
+		return runs.Admin(400, `bad namespace "`+runs.Echo(ns)+`"`)
+	}
+	if len(cred) > MaxCredentialBytes {
+		return runs.Admin(400, "credential longer than "+strconv.Itoa(MaxCredentialBytes)+" bytes")
+	}
+	if _, ok := s.m[cred]; !ok && len(s.m) >= MaxCredentials {
+		return runs.Admin(409, "too many credentials (max "+strconv.Itoa(MaxCredentials)+")")
 	}
 	s.m[cred] = ns
 	return nil
+}
+
+// notString is the error of a namespace that is not a string (the
+// credential cut to runs.EchoLimit bytes, hardening H9).
+func notString(cred string) *runs.Error {
+	return runs.Admin(400, "namespace for "+runs.Echo(cred)+" must be a string")
 }
 
 func (s *Store) putMap(o *runs.Obj) ([]byte, *runs.Error) {
 	for i, cred := range o.Keys {
 		v := o.Vals[i]
 		if v.Kind != runs.String {
-			return nil, runs.Admin(400, "namespace for "+cred+" must be a string")
+			return nil, notString(cred)
 		}
 		if err := s.apply(cred, v.Str); err != nil {
 			return nil, err
@@ -108,7 +133,7 @@ func (s *Store) putEntries(adminNS string, entries []runs.Value) ([]byte, *runs.
 			cred = c.Str
 			if n, ok := e.Obj.Get("namespace"); ok && n.Kind != runs.Null {
 				if n.Kind != runs.String {
-					return nil, runs.Admin(400, "namespace for "+cred+" must be a string")
+					return nil, notString(cred)
 				}
 				ns = n.Str
 			}

@@ -1,6 +1,8 @@
 package credentials
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -70,6 +72,47 @@ func TestPut(t *testing.T) {
 				t.Fatalf("list %s\nwant %s", got, tc.list)
 			}
 		})
+	}
+}
+
+// The mapping is bounded (hardening H3) and errors quote at most
+// runs.EchoLimit bytes of what the client sent (H9).
+func TestPutBounds(t *testing.T) {
+	s := NewStore()
+	put := func(body string) *runs.Error {
+		t.Helper()
+		v, err := runs.Parse([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, perr := s.Put("adm", v, true)
+		return perr
+	}
+	long := strings.Repeat("c", MaxCredentialBytes+1)
+	want := func(err *runs.Error, status int, msg string) {
+		t.Helper()
+		if err == nil || err.Status != status || err.Message != msg {
+			t.Fatalf("got %+v, want %d %q", err, status, msg)
+		}
+	}
+	want(put(`["`+long+`"]`), 400, "credential longer than 4096 bytes")
+	want(put(`[{"credential":"`+long+`","namespace":1}]`), 400, "namespace for "+long[:runs.EchoLimit]+" must be a string")
+	want(put(`[{"credential":"k","namespace":"`+long+`"}]`), 400, `bad namespace "`+long[:runs.EchoLimit]+`"`)
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range MaxCredentials {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%d"`, i)
+	}
+	b.WriteString("]")
+	if err := put(b.String()); err != nil {
+		t.Fatal(err)
+	}
+	want(put(`["one-more"]`), 409, "too many credentials (max 10000)")
+	if err := put(`[{"credential":"k0","namespace":"b"}]`); err != nil { // a mapped credential may move
+		t.Fatal(err)
 	}
 }
 

@@ -192,7 +192,7 @@ type ClientInterface interface {
 
 	// CredentialsPutWithBody Map credentials to namespaces
 	//
-	// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+	// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -201,7 +201,7 @@ type ClientInterface interface {
 
 	// CredentialsPut Map credentials to namespaces
 	//
-	// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+	// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -803,7 +803,7 @@ func (c *Client) CredentialsList(ctx context.Context, params *CredentialsListPar
 
 // CredentialsPutWithBody Map credentials to namespaces
 //
-// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -822,7 +822,7 @@ func (c *Client) CredentialsPutWithBody(ctx context.Context, params *Credentials
 
 // CredentialsPut Map credentials to namespaces
 //
-// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4502,7 +4502,7 @@ type ClientWithResponsesInterface interface {
 
 	// CredentialsPutWithBodyWithResponse Map credentials to namespaces
 	//
-	// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+	// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4511,7 +4511,7 @@ type ClientWithResponsesInterface interface {
 
 	// CredentialsPutWithResponse Map credentials to namespaces
 	//
-	// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+	// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5532,6 +5532,8 @@ type CredentialsPutResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5551,6 +5553,11 @@ func (r CredentialsPutResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CredentialsPutResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CredentialsPutResponse) GetJSON409() *AdminError {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -8148,7 +8155,7 @@ func (c *ClientWithResponses) CredentialsListWithResponse(ctx context.Context, p
 
 // CredentialsPutWithBodyWithResponse Map credentials to namespaces
 //
-// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8163,7 +8170,7 @@ func (c *ClientWithResponses) CredentialsPutWithBodyWithResponse(ctx context.Con
 
 // CredentialsPutWithResponse Map credentials to namespaces
 //
-// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+// controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9370,6 +9377,13 @@ func ParseCredentialsPutResponse(rsp *http.Response) (*CredentialsPutResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest AdminError

@@ -484,7 +484,7 @@ export interface paths {
         get: operations["CredentialsList"];
         /**
          * Map credentials to namespaces
-         * @description controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object.
+         * @description controls §10. `{"credentials":{"<credential>":"<namespace>"}}`, an array (or `{"credentials":[…]}`) of credential strings or `{"credential","namespace"}` objects, or one such object. At most 10,000 credentials of at most 4096 bytes each (409 `too many credentials (max 10000)`, 400 `credential longer than 4096 bytes`).
          */
         put: operations["CredentialsPut"];
         post?: never;
@@ -2051,6 +2051,7 @@ export interface operations {
             };
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
+            409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
             503: components["responses"]["ServerBusy"];
         };

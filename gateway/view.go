@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
@@ -55,9 +53,7 @@ func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunS
 	g.mu.Lock()
 	all := g.summaries(ns)
 	g.mu.Unlock()
-	slices.SortFunc(all, func(a, b RunSummary) int {
-		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(b.ID, a.ID))
-	})
+	slices.SortFunc(all, func(a, b RunSummary) int { return a.key().Compare(b.key()) })
 	for _, s := range all {
 		if (status != "" && s.Status != status) || (cursor != "" && !after.Before(s.key())) {
 			continue

@@ -1,7 +1,9 @@
 package runs
 
 import (
+	"cmp"
 	"encoding/base64"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -13,10 +15,14 @@ type PageKey struct {
 	ID        string
 }
 
-// Before reports whether k is listed before o (k is newer).
-func (k PageKey) Before(o PageKey) bool {
-	return k.CreatedAt > o.CreatedAt || k.CreatedAt == o.CreatedAt && k.ID > o.ID
+// Compare orders keys as the listing does: negative when k is listed before o
+// (k is newer), 0 when they are equal.
+func (k PageKey) Compare(o PageKey) int {
+	return cmp.Or(cmp.Compare(o.CreatedAt, k.CreatedAt), strings.Compare(o.ID, k.ID))
 }
+
+// Before reports whether k is listed before o (k is newer).
+func (k PageKey) Before(o PageKey) bool { return k.Compare(o) < 0 }
 
 // Cursor is the opaque cursor of the page that follows k.
 func (k PageKey) Cursor() string {
@@ -24,7 +30,8 @@ func (k PageKey) Cursor() string {
 }
 
 // ParseCursor reads a cursor made by Cursor; "" is the first page (the zero
-// PageKey). ok is false for anything else.
+// PageKey). ok is false for anything else, a time that is not a finite
+// number included.
 func ParseCursor(c string) (k PageKey, ok bool) {
 	if c == "" {
 		return PageKey{}, true
@@ -35,7 +42,10 @@ func ParseCursor(c string) (k PageKey, ok bool) {
 		return PageKey{}, false
 	}
 	f, err := strconv.ParseFloat(at, 64)
-	return PageKey{CreatedAt: f, ID: id}, err == nil
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return PageKey{}, false
+	}
+	return PageKey{CreatedAt: f, ID: id}, true
 }
 
 // ErrCursor answers a cursor that is not the next of a previous page (the run

@@ -11,9 +11,11 @@ func TestPageCursor(t *testing.T) {
 		{"", PageKey{}, true},
 		{PageKey{1700000000.5, "run_a"}.Cursor(), PageKey{1700000000.5, "run_a"}, true},
 		{PageKey{0, "run/b"}.Cursor(), PageKey{0, "run/b"}, true},
-		{"!!", PageKey{}, false},         // not base64
-		{"MTIz", PageKey{}, false},       // "123": no id
-		{"eC9ydW5fYQ", PageKey{}, false}, // "x/run_a": no number
+		{"!!", PageKey{}, false},           // not base64
+		{"MTIz", PageKey{}, false},         // "123": no id
+		{"eC9ydW5fYQ", PageKey{}, false},   // "x/run_a": no number
+		{"TmFOL3J1bl9h", PageKey{}, false}, // "NaN/run_a"
+		{"SW5mL3J1bl9h", PageKey{}, false}, // "Inf/run_a"
 	} {
 		got, ok := ParseCursor(c.cursor)
 		if ok != c.ok || (ok && got != c.want) {
@@ -35,6 +37,9 @@ func TestPageKeyBefore(t *testing.T) {
 	} {
 		if got := c.k.Before(c.o); got != c.want {
 			t.Errorf("%+v.Before(%+v) = %v, want %v", c.k, c.o, got, c.want)
+		}
+		if got := c.k.Compare(c.o); (got < 0) != c.want || (got == 0) != (c.k == c.o) {
+			t.Errorf("%+v.Compare(%+v) = %d", c.k, c.o, got)
 		}
 	}
 }

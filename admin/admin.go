@@ -48,11 +48,6 @@ type Admin struct {
 	echo *echo.Echo
 }
 
-// contract is admin.yaml, loaded once per process on the first control request
-// that needs it (~15 ms of CPU): start-up and GET /health never wait for it,
-// nor share the machine with it (cold start, issue 17).
-func (a *Admin) contract() *contract { return theContract() }
-
 var _ genadmin.ServerInterface = (*Admin)(nil)
 
 // call is one control request as the middleware prepared it for a handler.
@@ -156,7 +151,7 @@ func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 		if c.rel == "" { // GET /health reads nothing (controls §2)
 			return next(ec)
 		}
-		op := a.contract().op(ec.Request().Method, ec.Path())
+		op := theContract().op(ec.Request().Method, ec.Path())
 		if op == nil {
 			return next(ec)
 		}

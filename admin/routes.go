@@ -28,9 +28,9 @@ func (a *Admin) Health(ec echo.Context) error {
 // Index is GET /__admin (controls §3): the route keys of admin.yaml, sorted by
 // code point, and each route's operationId and summary.
 func (a *Admin) Index(ec echo.Context, _ genadmin.IndexParams) error {
-	keys := make([]string, len(a.contract().routes))
+	keys := make([]string, len(theContract().routes))
 	ops := []byte{'['}
-	for i, rt := range a.contract().routes {
+	for i, rt := range theContract().routes {
 		keys[i] = rt.key
 		if i > 0 {
 			ops = append(ops, ',')

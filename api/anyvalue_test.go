@@ -4,6 +4,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	hermesemulator "github.com/hermes-emulator/hermes-emulator"
 )
 
 // anyValues are JSON values of every type, nulls nested in arrays and objects included. AnyValue in
@@ -50,6 +54,15 @@ func TestAnyValueAcceptsEveryJSONValue(t *testing.T) {
 // kin-openapi's type-less nullable schema, not the document's recursive anyOf, which kin-openapi
 // visits twice per level (2^depth: at depth 64 this test would never end).
 func TestAnyValueDeepNestingIsLinear(t *testing.T) {
+	// Without the run-time form this test would hang instead of failing: check it is in place first.
+	doc, err := openapi3.NewLoader().LoadFromData(hermesemulator.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anyValueAtRunTime(doc)
+	if ref := doc.Components.Schemas["AnyValue"]; ref == nil || ref.Value == nil || ref.Value.AnyOf != nil || !ref.Value.Nullable {
+		t.Fatal("openapi.yaml's AnyValue is not replaced by the type-less nullable schema at run time")
+	}
 	c := contract(t)
 	deep := strings.Repeat("[", 64) + "null" + strings.Repeat("]", 64)
 	r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/v1/runs/"+id+"/steer", nil)

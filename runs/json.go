@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"bytes"
 	"strconv"
 	"sync"
 )
@@ -107,7 +108,7 @@ func (p *jsonParser) fail(msg string) error {
 
 // literal reports whether the text at p.pos starts with lit.
 func (p *jsonParser) literal(lit string) bool {
-	return len(p.s)-p.pos >= len(lit) && string(p.s[p.pos:p.pos+len(lit)]) == lit
+	return bytes.HasPrefix(p.s[p.pos:], []byte(lit))
 }
 
 func (p *jsonParser) skipSpace() {

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"bytes"
 	"strconv"
 )
 
@@ -118,7 +119,7 @@ func (p *jsonParser) readNumber() (Value, error) {
 	if i < len(s) && s[i] == '-' {
 		i++
 	}
-	if p.stored && len(s)-i >= len("Infinity") && string(s[i:i+len("Infinity")]) == "Infinity" {
+	if p.stored && bytes.HasPrefix(s[i:], []byte("Infinity")) {
 		p.pos = i + len("Infinity")
 		if i > start {
 			return FloatValue(negInf), nil

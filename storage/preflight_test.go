@@ -280,21 +280,26 @@ func liveCopy(t testing.TB, stmts ...string) (main, wal []byte) {
 // TestPreflightAgreesWithSQLite checks Preflight's reading of a write-ahead
 // log against SQLite's own: for a database file and a log beside it, Preflight
 // accepts exactly when SQLite, opening the same two files, sees our mark (or
-// an empty unmarked database) and a schema this build knows. The logs: ours
-// and another application's (its mark only in the log), each cut at every
-// 61st byte (torn frames, lost commits), with a torn page 1 appended, with a
-// page size field of 1 or a frame of page 0 (checksums made to hold), and with
-// single bytes flipped (salts, checksums, page numbers, commit marks, data).
+// an empty unmarked database) and a schema this build knows. The logs: ours,
+// another application's (its mark only in the log), and another's whose mark
+// and pages are one transaction; each cut at ~150 points (torn frames, lost
+// commits), with a torn page 1 appended, with a page size field of 1 or 3000,
+// another magic or a frame of page 0 (checksums made to hold), with a wrong
+// header checksum, and with single bytes flipped.
 func TestPreflightAgreesWithSQLite(t *testing.T) {
 	ms, err := loadMigrations(migrationFS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	type db struct{ main, wal []byte }
-	var dbs [2]db
+	var dbs [3]db
 	dbs[0].main, dbs[0].wal = liveCopy(t, "PRAGMA application_id = "+fmt.Sprint(applicationID), "PRAGMA user_version = 1",
 		"CREATE TABLE t (a)", "INSERT INTO t VALUES (1)", "INSERT INTO t VALUES (2)")
 	dbs[1].main, dbs[1].wal = liveCopy(t, "PRAGMA application_id = 1234", "CREATE TABLE t (a)")
+	// The mark and several pages in one transaction: a log cut before its
+	// commit frame holds page 1 with the mark, uncommitted.
+	dbs[2].main, dbs[2].wal = liveCopy(t, "BEGIN", "PRAGMA application_id = 1234", "CREATE TABLE t (a)",
+		"INSERT INTO t VALUES (randomblob(20000))", "COMMIT")
 	rng := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
 	n, agreed := 0, map[bool]int{}
@@ -326,7 +331,7 @@ func TestPreflightAgreesWithSQLite(t *testing.T) {
 		agreed[ours]++
 	}
 	for i, d := range dbs {
-		for cut := 0; cut <= len(d.wal); cut += 61 {
+		for cut := 0; cut <= len(d.wal); cut += max(61, len(d.wal)/150) {
 			check(d, d.wal[:cut], fmt.Sprintf("database %d, log cut at %d", i, cut))
 		}
 		check(d, withTornPage1(d.wal), fmt.Sprintf("database %d, torn page 1", i))
@@ -334,7 +339,13 @@ func TestPreflightAgreesWithSQLite(t *testing.T) {
 			fmt.Sprintf("database %d, page size field 1", i))
 		check(d, rechained(d.wal, func(log []byte) { binary.BigEndian.PutUint32(log[32:36], 0) }),
 			fmt.Sprintf("database %d, first frame of page 0", i))
-		for range 100 {
+		check(d, rechained(d.wal, func(log []byte) { binary.BigEndian.PutUint32(log[8:12], 3000) }),
+			fmt.Sprintf("database %d, page size field 3000", i))
+		check(d, rechained(d.wal, func(log []byte) { log[3] ^= 4 }), fmt.Sprintf("database %d, another magic", i))
+		header := slices.Clone(d.wal)
+		header[24] ^= 1
+		check(d, header, fmt.Sprintf("database %d, header checksum wrong", i))
+		for range 60 {
 			log := slices.Clone(d.wal)
 			at := rng.IntN(len(log))
 			log[at] ^= byte(1 + rng.IntN(255))

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -128,7 +129,8 @@ func (g *Gateway) fireStep(e scenarios.Entry) {
 	x := g.begin(Main(e.NS))
 	c, ok := x.st.Cursor(e.Run)
 	if !ok || c.Waiting || c.Due != e.Due {
-		return // the cursor moved since (the queue follows every move; never expected)
+		// The queue follows every cursor move (checkAutopilot), so this is a bug.
+		panic(fmt.Sprintf("gateway: scenario step of %s/%s is no longer due", e.NS, e.Run))
 	}
 	if err := x.applyStep(e.Run, c); err != nil {
 		x.setCursor(e.Run, c, false)
@@ -195,7 +197,7 @@ type ticker struct{ g *Gateway }
 // to wait for the next one.
 func (t ticker) Tick() (wait time.Duration, ok bool) {
 	g := t.g
-	_ = g.locked(func() *runs.Error {
+	err := g.locked(func() *runs.Error {
 		if g.clock.Frozen {
 			return nil
 		}
@@ -203,5 +205,8 @@ func (t ticker) Tick() (wait time.Duration, ok bool) {
 		wait, ok = g.auto.due.Until(g.nowMs())
 		return nil
 	})
+	if err != nil { // a bug under the lock (locked): say so rather than stop quietly
+		g.warn("scenario tick failed", "error", err.Message)
+	}
 	return wait, ok
 }

@@ -66,6 +66,9 @@ func (g *Gateway) checkAutopilot() error {
 	if bad != nil {
 		return bad
 	}
+	if err := g.auto.due.Check(); err != nil {
+		return err
+	}
 	got := g.auto.due.Entries()
 	if len(got) != len(want) {
 		return fmt.Errorf("queue holds %d entries, cursors %d", len(got), len(want))

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"container/heap"
+	"fmt"
 	"time"
 )
 
@@ -138,20 +139,21 @@ func (q *Queue) Drain(limit float64, fire func(Entry)) {
 	}
 }
 
-// check verifies the queue's invariants (heap order, index map); tests call it.
-func (q *Queue) check() bool {
+// Check verifies the queue's invariants (heap order, index map). It walks
+// everything: the model tests call it (this package's and the gateway's).
+func (q *Queue) Check() error {
 	if len(q.at) != len(q.h.es) {
-		return false
+		return fmt.Errorf("queue: index holds %d runs, heap %d entries", len(q.at), len(q.h.es))
 	}
 	for i, e := range q.h.es {
 		if q.at[e.Key] != i {
-			return false
+			return fmt.Errorf("queue: index puts %v at %d, heap at %d", e.Key, q.at[e.Key], i)
 		}
 		if i > 0 && e.before(q.h.es[(i-1)/2]) {
-			return false
+			return fmt.Errorf("queue: entry %d comes before its parent", i)
 		}
 	}
-	return true
+	return nil
 }
 
 // entryHeap is a container/heap of entries that keeps each run's position in at.

@@ -25,8 +25,8 @@ func TestQueueOrder(t *testing.T) {
 	}
 	// Replacing a run's entry moves it.
 	q.set(e("a", "r5", 5, 0, 1))
-	if notified != 5 || !q.check() || q.Len() != 5 {
-		t.Fatalf("notified %d, check %v, len %d", notified, q.check(), q.Len())
+	if notified != 5 || q.Check() != nil || q.Len() != 5 {
+		t.Fatalf("notified %d, check %v, len %d", notified, q.Check(), q.Len())
 	}
 	var got []string
 	q.Drain(20, func(x Entry) {
@@ -34,7 +34,7 @@ func TestQueueOrder(t *testing.T) {
 		if x.Run == "r2" && x.Seq == 5 { // a step with after 0s fires in the same drain
 			q.set(e("a", "r2", 10, 2, 6))
 		}
-		if !q.check() {
+		if q.Check() != nil {
 			t.Fatal("invariants broken")
 		}
 	})
@@ -50,11 +50,11 @@ func TestQueueOrder(t *testing.T) {
 	}
 	q.RemoveNS("a")
 	q.remove(Key{"nope", "x"})
-	if f, ok := q.Earliest(); !ok || f.Run != "y" || q.Len() != 1 || !q.check() {
+	if f, ok := q.Earliest(); !ok || f.Run != "y" || q.Len() != 1 || q.Check() != nil {
 		t.Fatalf("after RemoveNS: %+v %d", f, q.Len())
 	}
 	q.remove(Key{"b", "y"})
-	if _, ok := q.Earliest(); ok || !q.check() {
+	if _, ok := q.Earliest(); ok || q.Check() != nil {
 		t.Fatal("not empty")
 	}
 }
@@ -94,8 +94,8 @@ func TestQueueModel(t *testing.T) {
 				t.Fatalf("step %d: drained %v, want %v", i, got, want)
 			}
 		}
-		if !q.check() || q.Len() != len(model) {
-			t.Fatalf("step %d: check %v len %d model %d", i, q.check(), q.Len(), len(model))
+		if q.Check() != nil || q.Len() != len(model) {
+			t.Fatalf("step %d: check %v len %d model %d", i, q.Check(), q.Len(), len(model))
 		}
 	}
 }
@@ -123,7 +123,7 @@ func TestFollowUntil(t *testing.T) {
 	} {
 		q.Follow(k, c.cur, c.ok)
 		e, queued := q.Earliest()
-		if queued != c.want || (queued && e != (Entry{Key: k, Due: c.cur.Due, Order: c.cur.Order, Seq: c.cur.Seq})) || !q.check() {
+		if queued != c.want || (queued && e != (Entry{Key: k, Due: c.cur.Due, Order: c.cur.Order, Seq: c.cur.Seq})) || q.Check() != nil {
 			t.Fatalf("%s: queued %v %+v", c.name, queued, e)
 		}
 		if wait, ok := q.Until(1000); ok != c.want || (ok && wait != time.Duration(c.cur.Due-1000)*time.Millisecond) {

@@ -53,7 +53,7 @@ func TestAutopilotModel(t *testing.T) {
 		for _, ns := range spaces {
 			for _, id := range ids[ns] {
 				if rec, err := g.Get(Main(ns), id); err == nil {
-					seen[runs.RecordStatus(decode(rec))]++
+					seen[runs.RecordStatus(runs.StoredRecord(rec))]++
 				}
 			}
 		}

@@ -51,7 +51,7 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 		})
 	}
 	steers := x.st.Steers(id)
-	before := decode(c.Record)
+	before := runs.StoredRecord(c.Record)
 	rec := runs.ApplyObserve(before, o, now, approval, steers)
 	nc := x.setRecord(id, c, rec, before)
 	switch o.Status {
@@ -115,7 +115,7 @@ func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Er
 		}
 		out.Emitted++
 		if e.Name != "message.delta" {
-			before := decode(c.Record)
+			before := runs.StoredRecord(c.Record)
 			c = x.setRecord(id, c, runs.EventApplied(before, e.Name, now), before)
 		}
 	}

@@ -75,7 +75,7 @@ func (g *Gateway) Close() error {
 			RunCounter: st.RunCounter, ApprovalCounter: st.ApprovalCounter,
 			ScopeProfile: st.ScopeProfile, ScopeIdentity: st.ScopeIdentity}})
 		if err != nil {
-			return errStorage(err)
+			return runs.Storage(err)
 		}
 		space.durRuns, space.durApprovals = st.RunCounter, st.ApprovalCounter
 	}

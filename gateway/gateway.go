@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -88,8 +87,6 @@ func newNamespace(name string) *namespace {
 
 // counterBlock is how many ids one durable counter write reserves.
 const counterBlock = 1024
-
-func errStorage(err error) *runs.Error { return runs.Internal(fmt.Sprintf("storage: %v", err)) }
 
 // branchState is the current state of one branch plus its change counter,
 // which tells whether a checkpoint is needed.

@@ -91,17 +91,8 @@ func (g *Gateway) durableText(c *state.Cached, rec *runs.Obj) []byte {
 // durable is the record of reservation r as hydration copies it into the
 // cache, and its text: keys sorted at every level (runs-api §4.2 rule 3).
 func durable(r *state.Reservation) (*runs.Obj, []byte) {
-	text := runs.RenderedSorted(decode(r.Record))
-	return decode(text), text
-}
-
-func decode(b []byte) *runs.Obj {
-	v, err := runs.ParseStored(b)
-	if err != nil || v.Kind != runs.Object {
-		// Records are rendered by this package; failing to read one back is a bug.
-		panic("gateway: stored record does not parse: " + string(b))
-	}
-	return v.Obj
+	text := runs.RenderedSorted(runs.StoredRecord(r.Record))
+	return runs.StoredRecord(text), text
 }
 
 func updatedAt(o *runs.Obj) float64 {

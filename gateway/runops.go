@@ -138,7 +138,7 @@ func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 		if !c.Owner.Local {
 			return runs.RunNotActive(id)
 		}
-		before := decode(c.Record)
+		before := runs.StoredRecord(c.Record)
 		x.setRecord(id, c, runs.Stopped(before, x.now()), before)
 		x.st.SetApprovals(id, nil)
 		x.scenarioStopped(id)
@@ -177,7 +177,7 @@ func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr
 			return runs.ApprovalNotPending(id)
 		}
 		now := x.now()
-		before := decode(c.Record)
+		before := runs.StoredRecord(c.Record)
 		x.setRecord(id, c, runs.ApprovalResponded(before, now), before)
 		x.st.SetApprovals(id, keep)
 		x.emit(id, runs.ApprovalRespondedEvent(id, now, ans, resolved))
@@ -212,7 +212,7 @@ func (g *Gateway) Steer(t Target, id, text string, textErr *runs.Error, refused 
 		q := x.st.Steers(id)
 		x.st.SetSteers(id, append(append([]string(nil), q...), text))
 		now := x.now()
-		before := decode(c.Record)
+		before := runs.StoredRecord(c.Record)
 		x.setRecord(id, c, runs.Steered(before, now), before)
 		ev := runs.Event(runs.EventRunSteered, id, now)
 		ev.Set("accepted", runs.BoolValue(true))

@@ -100,7 +100,7 @@ func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
 		return err
 	}
 	if werr := g.q.Wait(before, seq); werr != nil && err == nil {
-		return errStorage(werr)
+		return runs.Storage(werr)
 	}
 	return err
 }

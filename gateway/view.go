@@ -88,7 +88,7 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 
 // cachedOf is the run as its reservation r gives it (not hydrated).
 func cachedOf(r *state.Reservation) *state.Cached {
-	rec := decode(r.Record)
+	rec := runs.StoredRecord(r.Record)
 	return &state.Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
 }
 

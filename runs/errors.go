@@ -89,6 +89,10 @@ func Internal(message string) *Error {
 	return &Error{Status: 500, Envelope: EnvInternal, Message: message}
 }
 
+// Storage is a failed read or write of the store, as it is answered: 500
+// "storage: <err>".
+func Storage(err error) *Error { return Internal("storage: " + err.Error()) }
+
 // Errors of the public operations with fixed texts.
 var (
 	ErrPageNotFound   = &Error{Status: 404, Envelope: EnvPageNotFound, Message: "page not found"}

@@ -55,6 +55,18 @@ func ParseStored(text []byte) (Value, error) {
 	return parseText(decodeBody(text), true)
 }
 
+// StoredRecord reads back a record the emulator rendered and stored itself
+// (ParseStored). The stores hold only what this process wrote, so text that
+// is not a JSON object is a bug: it panics (answered 500 by the gateway's lock
+// wrapper).
+func StoredRecord(text []byte) *Obj {
+	v, err := ParseStored(text)
+	if err != nil || v.Kind != Object {
+		panic("runs: stored record does not parse: " + string(text))
+	}
+	return v.Obj
+}
+
 // parsers recycles the scratch stacks of finished parses.
 var parsers = sync.Pool{New: func() any { return new(jsonParser) }}
 

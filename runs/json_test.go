@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -437,5 +438,25 @@ func TestParseConcurrent(t *testing.T) {
 		if out := <-done; out != "" {
 			t.Errorf("concurrent parse: %s", out)
 		}
+	}
+}
+
+// StoredRecord reads back a stored object and panics on anything else (a bug).
+func TestStoredRecord(t *testing.T) {
+	if o := StoredRecord([]byte(`{"a":Infinity}`)); o.Len() != 1 {
+		t.Fatalf("got %+v", o)
+	}
+	for _, text := range []string{`[1]`, `{"a":`, ``} {
+		func() {
+			defer func() {
+				if p := recover(); p != "runs: stored record does not parse: "+text {
+					t.Errorf("StoredRecord(%q) panicked with %v", text, p)
+				}
+			}()
+			StoredRecord([]byte(text))
+		}()
+	}
+	if e := Storage(errors.New("disk I/O error")); e.Status != 500 || e.Message != "storage: disk I/O error" || e.Envelope != EnvInternal {
+		t.Fatalf("Storage = %+v", e)
 	}
 }

@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
@@ -46,14 +45,10 @@ func newDiskRows(store storage.Store, ns string) *diskRows {
 // diskRow is a stored row as a start-up reservation: a real restart made every
 // owner stale (runs-api §10.4).
 func diskRow(r storage.Reservation) *Reservation {
-	rec, err := runs.ParseStored(r.Record)
-	if err != nil || rec.Kind != runs.Object {
-		// The store holds what the gateway wrote; a row that does not parse is a bug.
-		panic(fmt.Sprintf("state: stored reservation %s of %s: record does not parse", r.RunID, r.Namespace))
-	}
+	rec := runs.StoredRecord(r.Record)
 	r.Namespace = "" // a batch names it
 	r.Local, r.Alive = false, false
-	return &Reservation{Reservation: r, Status: runs.RecordStatus(rec.Obj)}
+	return &Reservation{Reservation: r, Status: runs.RecordStatus(rec)}
 }
 
 func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
@@ -76,9 +71,9 @@ func (d *diskRows) get(scope, key string, writing bool) *Reservation {
 	if r, ok := d.orig[k]; ok || d.complete {
 		return r
 	}
-	row, ok, err := d.store.Reservation(bg(), d.ns, scope, key)
+	row, ok, err := d.store.Reservation(context.Background(), d.ns, scope, key)
 	if err != nil {
-		panic(errStorage(err)) // answered 500 by the locked wrapper
+		panic(runs.Storage(err)) // answered 500 by the locked wrapper
 	}
 	var r *Reservation
 	if ok {
@@ -100,9 +95,9 @@ func (d *diskRows) get(scope, key string, writing bool) *Reservation {
 // hold no memory.
 func (d *diskRows) ofRun(id string, known bool) []storage.ReservationKey {
 	if !d.complete && !d.runsRead[id] {
-		rows, err := d.store.ReservationsOfRun(bg(), d.ns, id)
+		rows, err := d.store.ReservationsOfRun(context.Background(), d.ns, id)
 		if err != nil {
-			panic(errStorage(err))
+			panic(runs.Storage(err))
 		}
 		for _, row := range rows {
 			d.record(resKey(row.Scope, row.Key), diskRow(row))
@@ -123,9 +118,9 @@ func (d *diskRows) all() {
 	if d.complete {
 		return
 	}
-	rows, err := d.store.Reservations(bg(), d.ns)
+	rows, err := d.store.Reservations(context.Background(), d.ns)
 	if err != nil {
-		panic(errStorage(err))
+		panic(runs.Storage(err))
 	}
 	for _, row := range rows {
 		d.record(resKey(row.Scope, row.Key), diskRow(row))
@@ -176,8 +171,3 @@ func (s *State) diskOfRun(id string) *Reservation {
 func (r *Reservation) Expired(now float64) bool {
 	return runs.IsTerminal(r.Status) && r.UpdatedAt < now-runs.DurableRetention
 }
-
-func bg() context.Context { return context.Background() }
-
-// errStorage is a failed read of the store, as the gateway answers it (500).
-func errStorage(err error) *runs.Error { return runs.Internal(fmt.Sprintf("storage: %v", err)) }

@@ -200,7 +200,8 @@ func (x *tx) sweep(at float64) int {
 
 // prune deletes terminal reservations older than 24 hours (runs-api §11.3).
 func (x *tx) prune() {
-	for _, k := range x.st.PrunableBefore(x.now() - runs.DurableRetention) {
+	now := x.now()
+	for _, k := range x.st.Prunable(func(updatedAt float64) bool { return runs.Expired(updatedAt, now, runs.DurableRetention) }) {
 		x.delRes(k.Scope, k.Key)
 	}
 }

@@ -67,7 +67,8 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 	var r *state.Reservation
 	if key != "" {
 		x.prune()
-		if r, _ = x.st.Res(scope, key); r != nil && r.Expired(x.now()) {
+		r, _ = x.st.Res(scope, key)
+		if r != nil && runs.IsTerminal(r.Status) && runs.Expired(r.UpdatedAt, x.now(), runs.DurableRetention) {
 			x.delRes(scope, key) // a start-up row prune did not see (disk.go)
 			r = nil
 		}

@@ -62,13 +62,14 @@ func (s *State) Sweepable(expired func(updatedAt float64) bool) []string {
 	return out
 }
 
-// PrunableBefore returns the keys of the terminal reservations updated
-// before limit, oldest first.
-func (s *State) PrunableBefore(limit float64) []storage.ReservationKey {
+// Prunable returns the keys of the terminal reservations whose durable
+// updatedAt expired reports true for, oldest first: the walk stops at the
+// first that is not expired.
+func (s *State) Prunable(expired func(updatedAt float64) bool) []storage.ReservationKey {
 	var out []storage.ReservationKey
 	for it := s.prunable.Iterator(); !it.Done(); {
 		k, _, _ := it.Next()
-		if !(k.at < limit) {
+		if !expired(k.at) {
 			break
 		}
 		out = append(out, k.key)

@@ -165,9 +165,3 @@ func (s *State) diskOfRun(id string) *Reservation {
 	}
 	return best
 }
-
-// Expired reports whether r is a terminal reservation past durable retention
-// at now (runs-api §11.3): a start-up row the prune did not see yet.
-func (r *Reservation) Expired(now float64) bool {
-	return runs.IsTerminal(r.Status) && r.UpdatedAt < now-runs.DurableRetention
-}

@@ -138,7 +138,7 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 		c, _ := m.st.Run(id)
 		gotSweep = append(gotSweep, aged{c.UpdatedAt, id})
 	}
-	for _, k := range m.st.PrunableBefore(3) {
+	for _, k := range m.st.Prunable(func(at float64) bool { return at < 3 }) {
 		r, _ := m.st.Res(k.Scope, k.Key)
 		gotPrune = append(gotPrune, aged{r.UpdatedAt, k.Scope + "/" + k.Key})
 	}

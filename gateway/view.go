@@ -119,6 +119,8 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 		_, c.Record = durable(r) // keys sorted as hydration would (runs-api §4.2 rule 3)
 	}
 	v := RunView{RunSummary: g.summary(ns, st, id, c), Record: c.Record}
+	tr := g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id}) // once: State and counts agree
+	v.Transport = tr.State
 	for _, r := range st.ReservationsOfRun(id) {
 		v.ReservationKeys = append(v.ReservationKeys, r.Key)
 	}
@@ -126,7 +128,6 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 		v.Approvals = append(v.Approvals, runs.MarshalValue(runs.ObjectValue(a)))
 	}
 	v.Steers = slices.Clone(st.Steers(id))
-	tr := g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id})
 	v.EventsBuffered, v.EventsDelivered, v.Subscriber = tr.Buffered, tr.Delivered, tr.Subscribed
 	if cur, ok := st.Cursor(id); ok {
 		p := cur.Position()

@@ -176,3 +176,34 @@ func TestRunViewOfReservationIsSorted(t *testing.T) {
 		t.Fatalf("record %s\nwant   %s", v.Record, want)
 	}
 }
+
+// RunCreate's order (runs-api §6.1): an intake failure comes before the sweep
+// tick and changes nothing; a body failure comes after it, so the due sweep
+// stays done (controls §11).
+func TestCreateSweepsAfterIntake(t *testing.T) {
+	wall := 1700000000000.0
+	g := newBoundGateway(t, Options{Wall: func() float64 { return wall }})
+	a, err := g.Create(Main("v"), Creation{Sub: &runs.Submission{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed, _ := runs.Parse([]byte(`{"status":"completed"}`))
+	if _, err := g.Observe("v", a.RunID, completed, true); err != nil {
+		t.Fatal(err)
+	}
+	wall += 4000 * 1000 // past the cache retention and a sweep tick
+	intake := runs.Admin(400, "intake")
+	if _, err := g.Create(Main("v"), Creation{Intake: intake, Sub: &runs.Submission{}}); err != intake {
+		t.Fatalf("Create with an intake error = %v", err)
+	}
+	if _, err := g.RunView("v", a.RunID); err != nil {
+		t.Fatalf("the run is gone after an intake error: %v", err)
+	}
+	body := runs.Admin(400, "body")
+	if _, err := g.Create(Main("v"), Creation{Body: body, Sub: &runs.Submission{}}); err != body {
+		t.Fatalf("Create with a body error = %v", err)
+	}
+	if _, err := g.RunView("v", a.RunID); err == nil || err.Status != 404 {
+		t.Fatalf("the run is still there after the sweep a body error leaves done: %v", err)
+	}
+}

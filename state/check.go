@@ -55,6 +55,9 @@ func (s *State) Check() error {
 		if k != resKey(r.Scope, r.Key) {
 			return fmt.Errorf("reservation under %q is (%q, %q)", k, r.Scope, r.Key)
 		}
+		if s.disk != nil && !s.isMasked(k) {
+			return fmt.Errorf("reservation %q is in memory but its start-up row is not masked", k)
+		}
 		if runs.IsTerminal(r.Status) {
 			prunable++
 			if _, ok := s.prunable.Get(agedRes{r.UpdatedAt, k}); !ok {

@@ -70,7 +70,8 @@ func (agedResComparer) Compare(a, b agedRes) int {
 // are completed, failed or cancelled, by UpdatedAt; prunable exactly the
 // terminal reservations, by UpdatedAt; live counts the unfinished local runs;
 // nApprovals and nSteers count the queued entries; without disk, nRes is the
-// number of reservations in res.
+// number of reservations in res; with disk, every key in res is masked (so
+// DelRes counts a start-up row once).
 type State struct {
 	runs      *immutable.Map[string, entry]                        // run id → its cached run and reservation keys
 	res       *immutable.Map[storage.ReservationKey, *Reservation] // (scope, key) → reservation

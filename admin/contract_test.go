@@ -125,6 +125,15 @@ func TestCredentialsBound(t *testing.T) {
 	}
 }
 
+// admin.yaml declares the 409 of a snapshot past timeline.MaxSnapshots
+// (gateway's TestSnapshotBound makes it).
+func TestSnapshotBoundDeclared(t *testing.T) {
+	h := http.Header{"Content-Type": {"application/json"}}
+	if err := CheckResponse("POST", "/__admin/snapshots", 409, h, []byte(adminEnvelope("too many snapshots (max 10000)"))); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // blockedWriter is a ResponseWriter whose body writes wait until release is
 // closed: a stream client that stopped reading.
 type blockedWriter struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
+	"github.com/hermes-emulator/hermes-emulator/timeline"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
@@ -230,4 +231,32 @@ func TestUnknownIdsEchoBounded(t *testing.T) {
 	wantErr(t, "Select", err, runs.Admin(409, "no checkpoint "+cut))
 	wantErr(t, "RestoreSnapshot", g.RestoreSnapshot("a", long), runs.Admin(404, "no snapshot "+cut))
 	wantErr(t, "DeleteSnapshot", g.DeleteSnapshot(long), runs.Admin(404, "no snapshot "+cut))
+}
+
+// H3: the process holds at most timeline.MaxSnapshots snapshots; one more
+// answers 409 and creates nothing (not even its namespace); deleting one makes
+// room again.
+func TestSnapshotBound(t *testing.T) {
+	g := newBoundGateway(t, Options{})
+	var first string
+	for i := range timeline.MaxSnapshots {
+		id, _, err := g.Snapshot("a")
+		if err != nil {
+			t.Fatalf("snapshot %d: %v", i+1, err)
+		}
+		if i == 0 {
+			first = id
+		}
+	}
+	_, _, err := g.Snapshot("b")
+	wantErr(t, "Snapshot past the bound", err, runs.Admin(409, "too many snapshots (max 10000)"))
+	if got := fmt.Sprint(g.Namespaces()); got != "[a]" {
+		t.Fatalf("namespaces %s", got)
+	}
+	if err := g.DeleteSnapshot(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.Snapshot("b"); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
 }

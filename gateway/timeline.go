@@ -212,6 +212,9 @@ func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Er
 func (g *Gateway) Snapshot(ns string) (string, int, *runs.Error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if err := g.snaps.Room(); err != nil {
+		return "", 0, err
+	}
 	space, err := g.create(ns)
 	if err != nil {
 		return "", 0, err

@@ -25,6 +25,20 @@ type snapshot[S any] struct {
 	cp   *Checkpoint[S]
 }
 
+// MaxSnapshots is the most snapshots the process holds, the stubs a reset
+// leaves included (hardening H3): each pins a checkpoint that is never
+// evicted.
+const MaxSnapshots = 10000
+
+// Room answers 409 `too many snapshots (max 10000)` when s holds MaxSnapshots
+// snapshots: one more may not be taken until one is deleted.
+func (s *Snapshots[S]) Room() *runs.Error {
+	if len(s.m) >= MaxSnapshots {
+		return runs.Admin(409, "too many snapshots (max "+strconv.Itoa(MaxSnapshots)+")")
+	}
+	return nil
+}
+
 // Pin pins c, a retained checkpoint of t, namespace ns's timeline, under a
 // new snapshot id, which it returns.
 func (s *Snapshots[S]) Pin(ns string, t *Timeline[S], c *Checkpoint[S]) string {

@@ -520,7 +520,7 @@ type ClientInterface interface {
 
 	// SnapshotCreateWithBody Commit and pin a checkpoint of main (legacy snapshot)
 	//
-	// controls §8.7.
+	// controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -529,7 +529,7 @@ type ClientInterface interface {
 
 	// SnapshotCreate Commit and pin a checkpoint of main (legacy snapshot)
 	//
-	// controls §8.7.
+	// controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1531,7 +1531,7 @@ func (c *Client) Reset(ctx context.Context, params *ResetParams, body ResetJSONR
 
 // SnapshotCreateWithBody Commit and pin a checkpoint of main (legacy snapshot)
 //
-// controls §8.7.
+// controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1550,7 +1550,7 @@ func (c *Client) SnapshotCreateWithBody(ctx context.Context, params *SnapshotCre
 
 // SnapshotCreate Commit and pin a checkpoint of main (legacy snapshot)
 //
-// controls §8.7.
+// controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4858,7 +4858,7 @@ type ClientWithResponsesInterface interface {
 
 	// SnapshotCreateWithBodyWithResponse Commit and pin a checkpoint of main (legacy snapshot)
 	//
-	// controls §8.7.
+	// controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4867,7 +4867,7 @@ type ClientWithResponsesInterface interface {
 
 	// SnapshotCreateWithResponse Commit and pin a checkpoint of main (legacy snapshot)
 	//
-	// controls §8.7.
+	// controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7563,6 +7563,8 @@ type SnapshotCreateResponse struct {
 	JSON400 *AdminError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -7584,6 +7586,11 @@ func (r SnapshotCreateResponse) GetJSON400() *AdminError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SnapshotCreateResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SnapshotCreateResponse) GetJSON409() *AdminError {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -8751,7 +8758,7 @@ func (c *ClientWithResponses) ResetWithResponse(ctx context.Context, params *Res
 
 // SnapshotCreateWithBodyWithResponse Commit and pin a checkpoint of main (legacy snapshot)
 //
-// controls §8.7.
+// controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8766,7 +8773,7 @@ func (c *ClientWithResponses) SnapshotCreateWithBodyWithResponse(ctx context.Con
 
 // SnapshotCreateWithResponse Commit and pin a checkpoint of main (legacy snapshot)
 //
-// controls §8.7.
+// controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11006,6 +11013,13 @@ func ParseSnapshotCreateResponse(rsp *http.Response) (*SnapshotCreateResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest AdminError

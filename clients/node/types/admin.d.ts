@@ -406,7 +406,7 @@ export interface paths {
         put?: never;
         /**
          * Commit and pin a checkpoint of main (legacy snapshot)
-         * @description controls §8.7.
+         * @description controls §8.7. At most 10,000 snapshots in the process, reset stubs included: one more → 409 `too many snapshots (max 10000)`.
          */
         post: operations["SnapshotCreate"];
         delete?: never;
@@ -1932,6 +1932,7 @@ export interface operations {
             };
             400: components["responses"]["AdminError"];
             401: components["responses"]["AdminError"];
+            409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
             429: components["responses"]["TooManyNamespaces"];
             503: components["responses"]["ServerBusy"];

@@ -198,8 +198,8 @@ type ticker struct{ g *Gateway }
 func (t ticker) Tick() (wait time.Duration, ok bool) {
 	g := t.g
 	err := g.locked(func() *runs.Error {
-		if g.clock.Frozen {
-			return nil
+		if g.clock.Frozen || g.auto.due.Len() == 0 {
+			return nil // nothing can fall due: the clock is not read
 		}
 		g.auto.due.Drain(g.nowMs(), g.fireStep)
 		wait, ok = g.auto.due.Until(g.nowMs())

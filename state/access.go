@@ -51,30 +51,14 @@ func (s *State) ReservationsOfRun(id string) []*Reservation {
 // updated_at expired reports true for, oldest first: the walk stops at the
 // first that is not expired.
 func (s *State) Sweepable(expired func(updatedAt float64) bool) []string {
-	var out []string
-	for it := s.sweepable.Iterator(); !it.Done(); {
-		k, _, _ := it.Next()
-		if !expired(k.at) {
-			break
-		}
-		out = append(out, k.key)
-	}
-	return out
+	return expiredKeys(s.sweepable, expired)
 }
 
 // Prunable returns the keys of the terminal reservations whose durable
 // updatedAt expired reports true for, oldest first: the walk stops at the
 // first that is not expired.
 func (s *State) Prunable(expired func(updatedAt float64) bool) []storage.ReservationKey {
-	var out []storage.ReservationKey
-	for it := s.prunable.Iterator(); !it.Done(); {
-		k, _, _ := it.Next()
-		if !expired(k.at) {
-			break
-		}
-		out = append(out, k.key)
-	}
-	return out
+	return expiredKeys(s.prunable, expired)
 }
 
 // Approvals returns run id's pending approval events, oldest first.

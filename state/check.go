@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
+	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
 // Check verifies the invariants of s (see State's comment). It walks
@@ -37,7 +38,7 @@ func (s *State) Check() error {
 		}
 		if isSweepable(c.Status) {
 			sweepable++
-			if _, ok := s.sweepable.Get(aged{c.UpdatedAt, id}); !ok {
+			if _, ok := s.sweepable.Get(aged[string]{c.UpdatedAt, id}); !ok {
 				return fmt.Errorf("run %s (%s) is not in sweepable", id, c.Status)
 			}
 		}
@@ -60,7 +61,7 @@ func (s *State) Check() error {
 		}
 		if runs.IsTerminal(r.Status) {
 			prunable++
-			if _, ok := s.prunable.Get(agedRes{r.UpdatedAt, k}); !ok {
+			if _, ok := s.prunable.Get(aged[storage.ReservationKey]{r.UpdatedAt, k}); !ok {
 				return fmt.Errorf("reservation %q (%s) is not in prunable", k, r.Status)
 			}
 		}

@@ -34,28 +34,36 @@ func fnv(h uint32, s string) uint32 {
 
 func (resHasher) Equal(a, b storage.ReservationKey) bool { return a == b }
 
-// aged orders entries by time, then by key, for the retention indexes.
-type aged struct {
+// aged is an entry of a retention index: a time, then a key (a run id or a
+// reservation key), in that order.
+type aged[K any] struct {
 	at  float64
-	key string
+	key K
 }
 
-type agedComparer struct{}
+// agedComparer orders aged entries by time, then by key (compare).
+type agedComparer[K any] struct{ compare func(a, b K) int }
 
-func (agedComparer) Compare(a, b aged) int {
-	return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.key, b.key))
+func (c agedComparer[K]) Compare(a, b aged[K]) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), c.compare(a.key, b.key))
 }
 
-// agedRes orders reservations by time, then by key, for prunable.
-type agedRes struct {
-	at  float64
-	key storage.ReservationKey
+func compareRes(a, b storage.ReservationKey) int {
+	return cmp.Or(strings.Compare(a.Scope, b.Scope), strings.Compare(a.Key, b.Key))
 }
 
-type agedResComparer struct{}
-
-func (agedResComparer) Compare(a, b agedRes) int {
-	return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.key.Scope, b.key.Scope), strings.Compare(a.key.Key, b.key.Key))
+// expiredKeys returns the keys of index, oldest first, whose time expired
+// reports true for: the walk stops at the first that is not expired.
+func expiredKeys[K any](index *immutable.SortedMap[aged[K], struct{}], expired func(at float64) bool) []K {
+	var out []K
+	for it := index.Iterator(); !it.Done(); {
+		k, _, _ := it.Next()
+		if !expired(k.at) {
+			break
+		}
+		out = append(out, k.key)
+	}
+	return out
 }
 
 // State is one namespace's state on one branch (controls §8.8, "restored").
@@ -79,8 +87,8 @@ type State struct {
 	steers    *immutable.Map[string, []string]                     // run id → queued steer texts
 	cursors   *immutable.Map[string, scenarios.Cursor]             // run id → its scenario position (main only; docs/scenarios.md §5)
 
-	sweepable *immutable.SortedMap[aged, struct{}]    // cached completed/failed/cancelled runs by updated_at
-	prunable  *immutable.SortedMap[agedRes, struct{}] // terminal reservations by durable updatedAt
+	sweepable *immutable.SortedMap[aged[string], struct{}]                 // cached completed/failed/cancelled runs by updated_at
+	prunable  *immutable.SortedMap[aged[storage.ReservationKey], struct{}] // terminal reservations by durable updatedAt
 
 	ScopeProfile, ScopeIdentity string // "" = default scope
 	NextSweep                   float64
@@ -109,8 +117,8 @@ func New() State {
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
 		steers:    immutable.NewMap[string, []string](nil),
 		cursors:   immutable.NewMap[string, scenarios.Cursor](nil),
-		sweepable: immutable.NewSortedMap[aged, struct{}](agedComparer{}),
-		prunable:  immutable.NewSortedMap[agedRes, struct{}](agedResComparer{}),
+		sweepable: immutable.NewSortedMap[aged[string], struct{}](agedComparer[string]{strings.Compare}),
+		prunable:  immutable.NewSortedMap[aged[storage.ReservationKey], struct{}](agedComparer[storage.ReservationKey]{compareRes}),
 	}
 }
 
@@ -185,7 +193,7 @@ func (s *State) withRun(id string, e entry, c *Cached) entry {
 			s.live--
 		}
 		if isSweepable(old.Status) {
-			s.sweepable = s.sweepable.Delete(aged{old.UpdatedAt, id})
+			s.sweepable = s.sweepable.Delete(aged[string]{old.UpdatedAt, id})
 		}
 	}
 	if c != nil {
@@ -194,7 +202,7 @@ func (s *State) withRun(id string, e entry, c *Cached) entry {
 			s.live++
 		}
 		if isSweepable(c.Status) {
-			s.sweepable = s.sweepable.Set(aged{c.UpdatedAt, id}, struct{}{})
+			s.sweepable = s.sweepable.Set(aged[string]{c.UpdatedAt, id}, struct{}{})
 		}
 	}
 	e.cached = c
@@ -261,7 +269,7 @@ func (s *State) withRes(e entry, k storage.ReservationKey, r *Reservation) entry
 	e.res = slices.Insert(slices.Clone(e.res), i, k)
 	s.res = s.res.Set(k, r)
 	if runs.IsTerminal(r.Status) {
-		s.prunable = s.prunable.Set(agedRes{r.UpdatedAt, k}, struct{}{})
+		s.prunable = s.prunable.Set(aged[storage.ReservationKey]{r.UpdatedAt, k}, struct{}{})
 	}
 	return e
 }
@@ -285,7 +293,7 @@ func (s *State) DelRes(scope, key string) {
 	}
 	s.nRes--
 	if runs.IsTerminal(old.Status) {
-		s.prunable = s.prunable.Delete(agedRes{old.UpdatedAt, k})
+		s.prunable = s.prunable.Delete(aged[storage.ReservationKey]{old.UpdatedAt, k})
 	}
 	s.res = s.res.Delete(k)
 	e, _ := s.runs.Get(old.RunID)

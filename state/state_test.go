@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -117,30 +118,30 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 	// (completed, failed, cancelled runs updated before 4) and the prune
 	// (terminal reservations updated before 3) take, oldest first.
 	live := 0
-	var sweep, prune []aged
+	var sweep, prune []aged[string]
 	for id, c := range m.runs {
 		if IsLive(c) {
 			live++
 		}
 		if (c.Status == runs.Completed || c.Status == runs.Failed || c.Status == runs.Cancelled) && c.UpdatedAt < 4 {
-			sweep = append(sweep, aged{c.UpdatedAt, id})
+			sweep = append(sweep, aged[string]{c.UpdatedAt, id})
 		}
 	}
 	for k, r := range m.res {
 		if runs.IsTerminal(r.Status) && r.UpdatedAt < 3 {
-			prune = append(prune, aged{r.UpdatedAt, k.Scope + "/" + k.Key})
+			prune = append(prune, aged[string]{r.UpdatedAt, k.Scope + "/" + k.Key})
 		}
 	}
-	slices.SortFunc(sweep, agedComparer{}.Compare)
-	slices.SortFunc(prune, agedComparer{}.Compare)
-	var gotSweep, gotPrune []aged
+	slices.SortFunc(sweep, agedComparer[string]{strings.Compare}.Compare)
+	slices.SortFunc(prune, agedComparer[string]{strings.Compare}.Compare)
+	var gotSweep, gotPrune []aged[string]
 	for _, id := range m.st.Sweepable(func(at float64) bool { return at < 4 }) {
 		c, _ := m.st.Run(id)
-		gotSweep = append(gotSweep, aged{c.UpdatedAt, id})
+		gotSweep = append(gotSweep, aged[string]{c.UpdatedAt, id})
 	}
 	for _, k := range m.st.Prunable(func(at float64) bool { return at < 3 }) {
 		r, _ := m.st.Res(k.Scope, k.Key)
-		gotPrune = append(gotPrune, aged{r.UpdatedAt, k.Scope + "/" + k.Key})
+		gotPrune = append(gotPrune, aged[string]{r.UpdatedAt, k.Scope + "/" + k.Key})
 	}
 	if m.st.Live() != live || !slices.Equal(gotSweep, sweep) || !slices.Equal(gotPrune, prune) {
 		t.Fatalf("step %d: live %d, sweep %v, prune %v; model %d, %v, %v", step, m.st.Live(), gotSweep, gotPrune, live, sweep, prune)

@@ -245,8 +245,9 @@ func (s *Set) Stat(k Key) Stat {
 }
 
 // Check verifies the invariants: every stream's buffered bytes are its
-// frames' and within the bound, no subscriber count is negative, and no
-// branch keeps an empty map. It walks everything: the tests call it.
+// frames' and within the bound, no subscriber count is negative, no
+// destroyed (aborted or orphaned) stream is left in a map, and no branch
+// keeps an empty map. It walks everything: the tests call it.
 func (s *Set) Check() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,6 +266,9 @@ func (s *Set) Check() error {
 			}
 			if n != t.bytes || n > s.opts.BufferBytes || t.subs < 0 {
 				return fmt.Errorf("transport %s: %d bytes buffered, counted %d (bound %d), %d subscribers", run, t.bytes, n, s.opts.BufferBytes, t.subs)
+			}
+			if t.aborted || t.orphaned {
+				return fmt.Errorf("transport %s was destroyed (aborted %v, orphaned %v) but is still in its branch's map", run, t.aborted, t.orphaned)
 			}
 		}
 	}

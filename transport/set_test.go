@@ -188,3 +188,30 @@ func TestOpenDestroyStat(t *testing.T) {
 		t.Fatalf("after reopening: %+v", st)
 	}
 }
+
+// Check finds a destroyed stream left in its branch's map: a stream is
+// aborted or orphaned only after it left the map (Deliver past the bound,
+// Destroy, Close of one of two subscribers).
+func TestCheckFindsDestroyedStreamInMap(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		destroy func(*stream)
+		want    string
+	}{
+		{"aborted", func(t *stream) { t.abort() }, "transport r was destroyed (aborted true, orphaned false) but is still in its branch's map"},
+		{"orphaned", func(t *stream) { t.orphaned = true }, "transport r was destroyed (aborted false, orphaned true) but is still in its branch's map"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(Options{BufferBytes: 10})
+			s.Open(key("r"), 1)
+			s.Deliver(key("r"), []byte("a"))
+			if err := s.Check(); err != nil {
+				t.Fatal(err)
+			}
+			c.destroy(s.branches[branch{"ns", "main"}]["r"].t)
+			if err := s.Check(); err == nil || err.Error() != c.want {
+				t.Fatalf("Check = %v, want %q", err, c.want)
+			}
+		})
+	}
+}

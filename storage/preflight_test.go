@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -354,5 +355,29 @@ func TestPreflightAgreesWithSQLite(t *testing.T) {
 	}
 	if agreed[true] == 0 || agreed[false] == 0 {
 		t.Fatalf("agreed on %d accepted and %d refused: the cases do not cover both", agreed[true], agreed[false])
+	}
+}
+
+// A log whose page size field is a power of two past SQLite's largest page
+// (65536) is no log, as SQLite reads it, and walPage1 allocates no frame of
+// that size for it: a field of 2^31 would otherwise cost 2 GiB.
+func TestWALPageSizeBound(t *testing.T) {
+	_, wal := liveCopy(t, "CREATE TABLE t (a)")
+	for _, size := range []uint32{131072, 1 << 31} {
+		p := filepath.Join(t.TempDir(), "x.db-wal")
+		log := rechained(wal, func(log []byte) { binary.BigEndian.PutUint32(log[8:12], size) })
+		if err := os.WriteFile(p, log, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		page1, err := walPage1(p)
+		runtime.ReadMemStats(&after)
+		if page1 != nil || err != nil {
+			t.Fatalf("page size %d: walPage1 = %q, %v; want no log", size, page1, err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+			t.Fatalf("page size %d: walPage1 allocated %d bytes", size, n)
+		}
 	}
 }

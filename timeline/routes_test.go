@@ -104,3 +104,53 @@ func TestRoutes(t *testing.T) {
 		})
 	}
 }
+
+// A timeline holds at most MaxBranches branches besides main: every route
+// that would create one more answers 409 and asks nothing of the host (no
+// commit, no namespace created); existing branches and main keep working.
+func TestBranchBound(t *testing.T) {
+	tl, h := newTimeline(10)
+	tl.Commit("main")
+	for i := range MaxBranches {
+		if _, err := tl.Branch(fmt.Sprintf("b%d", i), cp(1)); err != nil {
+			t.Fatalf("branch %d: %v", i, err)
+		}
+	}
+	h.took()
+	full := runs.Admin(409, "too many branches (max 1000)")
+	for name, run := range map[string]func() *runs.Error{
+		"Branch":           func() *runs.Error { _, err := tl.Branch("one-more", ""); return err },
+		"Branch at":        func() *runs.Error { _, err := tl.Branch("one-more", cp(1)); return err },
+		"Checkout":         func() *runs.Error { return tl.Checkout("one-more", cp(1)) },
+		"Select":           func() *runs.Error { _, err := tl.Select("one-more", "", false); return err },
+		"Select mutating":  func() *runs.Error { _, err := tl.Select("one-more", cp(1), true); return err },
+		"Room":             func() *runs.Error { return tl.Room("one-more") },
+		"unknown at first": func() *runs.Error { _, err := tl.Branch("one-more", "cp_nope"); return err },
+	} {
+		want := full
+		if name == "unknown at first" {
+			want = runs.Admin(409, "no checkpoint cp_nope")
+		}
+		if err := run(); fmt.Sprint(err) != fmt.Sprint(want) {
+			t.Errorf("%s = %v, want %v", name, err, want)
+		}
+		if log := h.took(); log != "" {
+			t.Errorf("%s: host heard %q", name, log)
+		}
+	}
+	if tl.Head("one-more") != nil || len(tl.List().Branches) != MaxBranches+1 {
+		t.Fatalf("a refused branch was created: %d branches", len(tl.List().Branches))
+	}
+	if _, err := tl.Branch("b7", ""); err != nil {
+		t.Fatalf("an existing branch: %v", err)
+	}
+	if err := tl.Checkout("main", cp(1)); err != nil {
+		t.Fatalf("main: %v", err)
+	}
+	if _, err := tl.Select("b8", cp(1), true); err != nil {
+		t.Fatalf("select an existing branch: %v", err)
+	}
+	if err := tl.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -338,3 +338,16 @@ func TestBranchBoundDeclared(t *testing.T) {
 		}
 	}
 }
+
+// admin.yaml declares the 409s of the fault-rule bounds on both routes that
+// add a rule (faults' TestMaxRulesPerNamespace and TestMaxTotalRules make them).
+func TestFaultBoundsDeclared(t *testing.T) {
+	h := http.Header{"Content-Type": {"application/json"}}
+	for _, msg := range []string{"too many fault rules (max 1000)", "too many fault rules in all namespaces (max 10000)"} {
+		for _, path := range []string{"/__admin/faults", "/__admin/faults/presets/hermes_throttled"} {
+			if err := CheckResponse("POST", path, 409, h, []byte(adminEnvelope(msg))); err != nil {
+				t.Errorf("%s %s: %v", path, msg, err)
+			}
+		}
+	}
+}

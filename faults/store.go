@@ -36,7 +36,8 @@ func NewStore() *Store { return &Store{} }
 //
 // A rule whose id already exists replaces that rule in place, counters reset.
 // A new rule beyond MaxRules for its namespace → 409 `too many fault rules
-// (max 1000)` (hardening H6).
+// (max 1000)` (hardening H6), beyond MaxTotalRules in all → 409 `too many
+// fault rules in all namespaces (max 10000)`.
 // This holds for the automatic id too: "fault_<number of rules + 1>" is
 // computed literally (§6.2), so after a delete it can name a rule that is still
 // stored, and the new rule then replaces that one (as the seed package does).
@@ -122,9 +123,15 @@ func (s *Store) addPreset(ns string, p *preset, overrides *runs.Obj) ([]byte, *r
 // for every namespace ("*" or no namespace) count as one namespace of their own.
 const MaxRules = 1000
 
+// MaxTotalRules is the most fault rules the process holds, whatever their
+// namespaces: a rule's namespace is any string, so MaxRules alone bounds
+// nothing, and every vendor request walks every rule under the store's lock.
+const MaxTotalRules = 10000
+
 // put stores r, replacing a rule with the same id in place. A new rule for a
 // namespace that already holds MaxRules rules → 409 `too many fault rules (max
-// 1000)`, nothing stored. Callers hold s.mu.
+// 1000)`; a new rule when the store holds MaxTotalRules → 409 `too many fault
+// rules in all namespaces (max 10000)`; nothing stored. Callers hold s.mu.
 func (s *Store) put(r *rule) *runs.Error {
 	same := 0
 	for i, old := range s.rules {
@@ -138,6 +145,9 @@ func (s *Store) put(r *rule) *runs.Error {
 	}
 	if same >= MaxRules {
 		return runs.Admin(409, "too many fault rules (max "+strconv.Itoa(MaxRules)+")")
+	}
+	if len(s.rules) >= MaxTotalRules {
+		return runs.Admin(409, "too many fault rules in all namespaces (max "+strconv.Itoa(MaxTotalRules)+")")
 	}
 	s.rules = append(s.rules, r)
 	s.n.Store(int32(len(s.rules)))

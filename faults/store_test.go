@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -347,4 +348,35 @@ func TestMaxRulesPerNamespace(t *testing.T) {
 	if !strings.Contains(string(s.List()), `{"namespace":"a","id":"fault_7","status":418,"remaining":null,"hits":0}`) {
 		t.Fatal("fault_7 was not replaced")
 	}
+}
+
+// At most MaxTotalRules rules in the process, whatever their namespaces (a
+// rule's namespace is any string, so the per-namespace bound alone bounds
+// nothing): the next new one is 409 and nothing is stored; a replacement by
+// id still works, and a deletion makes room.
+func TestMaxTotalRules(t *testing.T) {
+	s := NewStore()
+	for i := range MaxTotalRules {
+		mustAdd(t, s, "a", fmt.Sprintf(`{"id":"r%d","status":500,"namespace":"n%d"}`, i, i))
+	}
+	want := "too many fault rules in all namespaces (max 10000)"
+	for _, body := range []string{`{"status":503,"namespace":"fresh"}`, `{"status":503,"namespace":"*"}`, `{"preset":"hermes_throttled","namespace":"fresh"}`} {
+		v, _ := parse(t, body)
+		_, err := s.Add("fresh", v, true)
+		if err == nil || err.Status != 409 || err.Envelope != runs.EnvAdmin || err.Message != want {
+			t.Fatalf("%s: got %v, want 409 %s", body, err, want)
+		}
+	}
+	_, err := s.ApplyPreset("fresh", "hermes_poll_timeout", runs.Value{}, false)
+	if err == nil || err.Status != 409 || err.Message != want {
+		t.Fatalf("preset: got %v, want 409 %s", err, want)
+	}
+	mustAdd(t, s, "a", `{"id":"r5","status":418,"namespace":"n5"}`) // a replacement adds nothing
+	if n := strings.Count(string(s.List()), `"id":`); n != MaxTotalRules {
+		t.Fatalf("%d rules stored, want %d", n, MaxTotalRules)
+	}
+	if err := s.Delete("r9"); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, "fresh", `{"status":503}`)
 }

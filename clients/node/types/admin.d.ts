@@ -158,7 +158,7 @@ export interface paths {
         put?: never;
         /**
          * Add (or replace by id) a fault rule, or expand a preset
-         * @description controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered.
+         * @description controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
          */
         post: operations["FaultAdd"];
         /**
@@ -211,7 +211,7 @@ export interface paths {
         put?: never;
         /**
          * Add the rules of a named preset, with overrides
-         * @description controls §6.4. The body (optional) is an object of rule fields that override the preset's.
+         * @description controls §6.4. The body (optional) is an object of rule fields that override the preset's. The bounds of FaultAdd apply (409).
          */
         post: operations["PresetApply"];
         delete?: never;

@@ -84,6 +84,9 @@ func TestValidatorMessages(t *testing.T) {
 		{"PUT", "/__admin/credentials", `{"credentials":{"a":"b"},"extra":true}`, "unknown field extra"},
 		{"PUT", "/__admin/credentials", `{"credentials":["a",{"credential":"b","ns":"c"}]}`, "unknown field credentials[1].ns"},
 		{"PUT", "/__admin/credentials", `[{"credential":"b","namespace":"c","x":1}]`, "unknown field [0].x"},
+		// A field one branch of the anyOf declares is never "unknown": the
+		// single pair {credential, namespace} is a branch of its own.
+		{"PUT", "/__admin/credentials", `{"credential":"b","x":1}`, "unknown field x"},
 		{"POST", "/__admin/faults", `{"status":500,"operationId":"Nope"}`, "fault field operationId is not an operation of openapi.yaml"},
 		{"GET", "/__admin/hermes/runs?status=bogus", ``, "status: expected a run status"},
 		{"GET", "/__admin/hermes/runs?limit=1e3", ``, "limit: expected a count from 1 to 1000"},
@@ -348,6 +351,26 @@ func TestFaultBoundsDeclared(t *testing.T) {
 			if err := CheckResponse("POST", path, 409, h, []byte(adminEnvelope(msg))); err != nil {
 				t.Errorf("%s %s: %v", path, msg, err)
 			}
+		}
+	}
+}
+
+// A body that matches no branch of an anyOf only because a declared field has
+// the wrong type is not refused as "unknown field": the handler answers its
+// own message (controls §10).
+func TestCredentialsWrongTypeMessages(t *testing.T) {
+	a := New(Deps{Faults: faults.NewStore(), Credentials: credentials.NewStore(), MaxBodyBytes: 1 << 20, Version: "test"})
+	for body, msg := range map[string]string{
+		`{"credential":5}`:                         "each entry is a credential string or {credential, namespace}",
+		`{"credentials":5}`:                        `expected {\"credentials\": {\"<credential>\": \"<namespace>\"}}`,
+		`{"credentials":[5]}`:                      "each entry is a credential string or {credential, namespace}",
+		`[{"credential":"b","namespace":5}]`:       "namespace for b must be a string",
+		`{"credential":"b","namespace":["x"]}`:     "namespace for b must be a string",
+		`{"credentials":{"a":"b"},"credential":1}`: "unknown field credential",
+	} {
+		w := adminDo(a, "PUT", "/__admin/credentials", body)
+		if w.Code != 400 || w.Body.String() != adminEnvelope(msg) {
+			t.Errorf("%s: %d %s, want %s", body, w.Code, w.Body, msg)
 		}
 	}
 }

@@ -88,18 +88,71 @@ func findings(schema *openapi3.Schema, value, root any, base []string) (unknown,
 	return unknown, pinned
 }
 
-// branchUnknown returns the unknown fields of the first branch that reports
-// any: only an object branch can, so the value is the object it describes.
+// branchUnknown returns the unknown fields of a value that matches no branch
+// of an anyOf/oneOf, as the branch the value was meant for sees them: among
+// the branches of the value's type, the one that declares most of its keys
+// (the first on a tie). When some branch reports no unknown field at all the
+// value only has a declared field of the wrong type, and it is the handler's
+// to refuse with its own message: `{"credential":5}` is not an unknown field
+// credential, and `{"credential":"b","x":1}` has the unknown field x.
 func branchUnknown(branches openapi3.SchemaRefs, value, root any, ptr []string) []string {
+	var best []string
+	bestKeys := -1
 	for _, b := range branches {
-		if b.Value == nil {
+		if b.Value == nil || !admits(b.Value, value) {
 			continue
 		}
-		if u, _ := findings(b.Value, value, root, ptr); len(u) > 0 {
-			return u
+		u, _ := findings(b.Value, value, root, ptr)
+		if len(u) == 0 {
+			return nil
+		}
+		if n := declaredKeys(b.Value, value); n > bestKeys {
+			best, bestKeys = u, n
 		}
 	}
-	return nil
+	return best
+}
+
+// declaredKeys counts the keys of v, an object, that schema declares (every
+// key when it allows additional properties); 0 for any other value.
+func declaredKeys(schema *openapi3.Schema, v any) int {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return 0
+	}
+	if ap := schema.AdditionalProperties; ap.Has == nil || *ap.Has || ap.Schema != nil {
+		return len(m)
+	}
+	n := 0
+	for k := range m {
+		if schema.Properties[k] != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// admits reports whether v is of a type schema allows (any, when it names
+// none).
+func admits(schema *openapi3.Schema, v any) bool {
+	if schema.Type == nil || len(*schema.Type) == 0 {
+		return true
+	}
+	switch v.(type) {
+	case nil:
+		return schema.Nullable
+	case float64:
+		return schema.Type.Includes(openapi3.TypeNumber) || schema.Type.Includes(openapi3.TypeInteger)
+	case string:
+		return schema.Type.Includes(openapi3.TypeString)
+	case bool:
+		return schema.Type.Includes(openapi3.TypeBoolean)
+	case []any:
+		return schema.Type.Includes(openapi3.TypeArray)
+	case map[string]any:
+		return schema.Type.Includes(openapi3.TypeObject)
+	}
+	return false
 }
 
 // ofType reports whether v has the (single) type schema declares.

@@ -18,8 +18,16 @@ type Clock struct {
 }
 
 // Now is the controlled clock's epoch milliseconds (now_ms of runs-api §1) at wall
-// clock wallMs.
+// clock wallMs. It stays within ±8.64e15 ms (hardening H6): a live clock set
+// at the edge of that range would otherwise run past it as the wall clock
+// moves on, and its instants would no longer render (a journal entry's "at"
+// came out empty); there it stands still at the edge.
 func (c Clock) Now(wallMs float64) float64 {
+	return max(-maxDateMs, min(maxDateMs, c.raw(wallMs)))
+}
+
+// raw is Now without the range: what "advance" is checked against.
+func (c Clock) raw(wallMs float64) float64 {
 	if c.Frozen {
 		return c.FrozenMs
 	}
@@ -90,7 +98,7 @@ func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
 		} else {
 			c.OffsetMs += d
 		}
-		if math.Abs(c.Now(wallMs)) > maxDateMs {
+		if math.Abs(c.raw(wallMs)) > maxDateMs {
 			return before, Admin(400, msgClockAdvanceRange)
 		}
 	}

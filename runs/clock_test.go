@@ -26,6 +26,11 @@ func TestClockNow(t *testing.T) {
 		{Clock{OffsetMs: -34}, 1234, 1200},
 		{Clock{OffsetMs: 0.5}, 1234, 1234.5},
 		{Clock{Frozen: true, FrozenMs: frozenBase, OffsetMs: 99}, 1234, frozenBase},
+		// A live clock set at the edge of the range stands still there as
+		// the wall clock moves on (hardening H6).
+		{Clock{OffsetMs: 8.64e15 - 1234}, 1234, 8.64e15},
+		{Clock{OffsetMs: 8.64e15 - 1234}, 5234, 8.64e15},
+		{Clock{OffsetMs: -8.64e15 - 1234}, 1000, -8.64e15},
 	}
 	for _, tt := range tests {
 		if got := tt.c.Now(tt.wall); got != tt.want {
@@ -306,5 +311,21 @@ func TestFormatISOMillis(t *testing.T) {
 		if got, ok := ParseISO8601(FormatISOMillis(ms)); !ok || got != ms {
 			t.Errorf("round trip of %v = %v, %v", ms, got, ok)
 		}
+	}
+}
+
+// A live clock set to the top of the range and read later still renders: its
+// now stays at 8.64e15, so the journal's "at" of a request is not empty.
+func TestClockLiveAtTheEdge(t *testing.T) {
+	c, err := Clock{}.ApplyRequest(mustParse(t, `{"set":8.64e15}`), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := c.Now(61000)
+	if later != 8.64e15 || FormatISOMillis(later) != "+275760-09-13T00:00:00.000Z" {
+		t.Fatalf("now a minute later = %v (%q)", later, FormatISOMillis(later))
+	}
+	if f, err := c.ApplyRequest(mustParse(t, `{"freeze":true}`), 61000); err != nil || f.Now(0) != 8.64e15 {
+		t.Fatalf("frozen at %v, %v", f.Now(0), err)
 	}
 }

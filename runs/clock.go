@@ -26,7 +26,8 @@ func (c Clock) Now(wallMs float64) float64 {
 	return max(-maxDateMs, min(maxDateMs, c.raw(wallMs)))
 }
 
-// raw is Now without the range: what "advance" is checked against.
+// raw is Now without the range: what "advance" is checked against, once a
+// clock standing still at the edge was moved to the edge itself.
 func (c Clock) raw(wallMs float64) float64 {
 	if c.Frozen {
 		return c.FrozenMs
@@ -92,6 +93,9 @@ func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
 		d, good := clockAdvanceValue(v)
 		if !good {
 			return c, Admin(400, msgClockAdvance)
+		}
+		if now := c.Now(wallMs); c.raw(wallMs) != now { // standing still at the edge: advance from there
+			c.OffsetMs = now - wallMs
 		}
 		if c.Frozen {
 			c.FrozenMs += d

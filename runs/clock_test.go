@@ -328,4 +328,11 @@ func TestClockLiveAtTheEdge(t *testing.T) {
 	if f, err := c.ApplyRequest(mustParse(t, `{"freeze":true}`), 61000); err != nil || f.Now(0) != 8.64e15 {
 		t.Fatalf("frozen at %v, %v", f.Now(0), err)
 	}
+	// It advances from where it stands: back by 1 ms is in range, forward is not.
+	if b, err := c.ApplyRequest(mustParse(t, `{"advance":-1}`), 61000); err != nil || b.Now(61000) != 8.64e15-1 {
+		t.Fatalf("advanced by -1 to %v, %v", b.Now(61000), err)
+	}
+	if f, err := c.ApplyRequest(mustParse(t, `{"advance":1}`), 61000); err == nil || err.Message != msgClockAdvanceRange || f != c {
+		t.Fatalf("advanced by 1: %+v, %v", f, err)
+	}
 }

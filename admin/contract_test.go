@@ -75,6 +75,31 @@ func TestEveryBodyValidated(t *testing.T) {
 	}
 }
 
+// A route whose body is the empty object it ignores refuses a body that is no
+// object (an array, a string, a number, null) with 400 `expected {} or no
+// body`, before the handler runs, as it refuses an unknown field.
+func TestEmptyBodyIsAnObject(t *testing.T) {
+	a, _ := testAdmin()
+	n := 0
+	for key, op := range theContract().ops {
+		if op.body == nil || op.body.Extensions["x-error"] != "expected {} or no body" {
+			continue
+		}
+		method, path, _ := strings.Cut(key, " ")
+		path = strings.NewReplacer(":name", "n1", ":id", "i1").Replace(path)
+		for _, body := range []string{`[1]`, `[]`, `"x"`, `1`, `null`, `true`} {
+			w := adminDo(a, method, path, body)
+			if w.Code != 400 || w.Body.String() != adminEnvelope("expected {} or no body") {
+				t.Errorf("%s %s: %d %s", key, body, w.Code, w.Body)
+			}
+		}
+		n++
+	}
+	if n != 5 {
+		t.Fatalf("%d routes with an empty body", n)
+	}
+}
+
 // The messages of the validator: the field path of nested unknown fields, and
 // the pinned x-error messages of parameters.
 func TestValidatorMessages(t *testing.T) {

@@ -84,7 +84,10 @@ func hasNeed(o *runs.Obj) bool {
 // Type rules: id, operationId, method, pathPrefix, namespace, effect and preset
 // are strings; status is an integral number from 200 to 999 (a final HTTP
 // response: 1xx statuses are informational and cannot end a response); body is any value; headers is an object of strings;
-// count is an integral number >= 0; rate is a number; delayMs and latencyMs
+// count is an integral number >= 0; rate is a number from 0 to 1 (else 400
+// `fault field rate must be a number from 0 to 1`); a namespace other than "*"
+// matches runs.NameRule (else 400 `fault field namespace must match …`, as no
+// request could be in it); delayMs and latencyMs
 // are integral numbers from 0 to MaxDelayMs (checkDelay); header names are
 // HTTP tokens and header values hold no CR, LF or NUL (checkHeader);
 // drop is a boolean; params is an object. null counts as the wrong type
@@ -119,6 +122,9 @@ func compile(o *runs.Obj) (*rule, *runs.Error) {
 		return nil, err
 	}
 	if hasNS && ns != "*" {
+		if !runs.ValidName(ns) { // no request could be in it: the rule would never match
+			return nil, runs.BadName("fault field namespace", 400)
+		}
 		r.anyNS, r.ns = false, ns
 	}
 
@@ -170,7 +176,9 @@ func compile(o *runs.Obj) (*rule, *runs.Error) {
 		if !isNumber(v) {
 			return nil, wrongType("rate")
 		}
-		r.rate = number(v)
+		if r.rate = number(v); r.rate < 0 || r.rate > 1 {
+			return nil, runs.Admin(400, "fault field rate must be a number from 0 to 1")
+		}
 	}
 	delayMs, hasDelay := o.Get("delayMs")
 	if err := checkDelay("delayMs", delayMs, hasDelay); err != nil {

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,6 +86,16 @@ func TestAdd(t *testing.T) {
 		{name: "negative count", body: `{"status":500,"count":-1}`, status: 400, msg: "fault field count has the wrong type"},
 		{name: "fractional count", body: `{"status":500,"count":1.5}`, status: 400, msg: "fault field count has the wrong type"},
 		{name: "rate string", body: `{"status":500,"rate":"0.5"}`, status: 400, msg: "fault field rate has the wrong type"},
+		{name: "rate above 1", body: `{"status":500,"rate":2}`, status: 400, msg: "fault field rate must be a number from 0 to 1"},
+		{name: "rate below 0", body: `{"status":500,"rate":-0.1}`, status: 400, msg: "fault field rate must be a number from 0 to 1"},
+		{name: "rate 1e300", body: `{"status":500,"rate":1e300}`, status: 400, msg: "fault field rate must be a number from 0 to 1"},
+		{name: "rate 0 is the lowest", body: `{"status":500,"rate":0}`, want: `{"namespace":"default","status":500,"rate":0,"id":"fault_1"}`},
+		{name: "rate 1 is the highest", body: `{"status":500,"rate":1,"namespace":"*"}`, want: `{"namespace":"*","status":500,"rate":1,"id":"fault_1"}`},
+		{name: "namespace of 64 characters", body: `{"status":500,"namespace":"` + strings.Repeat("a", 64) + `"}`,
+			want: `{"namespace":"` + strings.Repeat("a", 64) + `","status":500,"id":"fault_1"}`},
+		{name: "namespace with a space", body: `{"status":500,"namespace":"bad ns!"}`, status: 400, msg: "fault field namespace must match /^[A-Za-z0-9_.-]{1,64}$/"},
+		{name: "empty namespace", body: `{"status":500,"namespace":""}`, status: 400, msg: "fault field namespace must match /^[A-Za-z0-9_.-]{1,64}$/"},
+		{name: "namespace of 65 characters", body: `{"status":500,"namespace":"` + strings.Repeat("a", 65) + `"}`, status: 400, msg: "fault field namespace must match /^[A-Za-z0-9_.-]{1,64}$/"},
 		{name: "delayMs string", body: `{"latencyMs":5,"delayMs":"5"}`, status: 400, msg: "fault field delayMs has the wrong type"},
 		{name: "latencyMs string", body: `{"delayMs":5,"latencyMs":"5"}`, status: 400, msg: "fault field latencyMs has the wrong type"},
 		{name: "drop string", body: `{"status":500,"drop":"yes"}`, status: 400, msg: "fault field drop has the wrong type"},
@@ -109,7 +120,8 @@ func TestAdd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewStore()
 			v, has := parse(t, tc.body)
-			out, err := s.Add(tc.ns, v, has)
+			ns := cmp.Or(tc.ns, "default") // the admin request's namespace, always a valid name
+			out, err := s.Add(ns, v, has)
 			if tc.msg != "" {
 				if err == nil {
 					t.Fatalf("got 201 %s, want %d %q", out, tc.status, tc.msg)

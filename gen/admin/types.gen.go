@@ -523,7 +523,7 @@ type Draining struct {
 	Draining bool `json:"draining"`
 }
 
-// Empty An empty object; the route ignores it, but unknown fields are refused.
+// Empty An empty object; the route ignores it, but unknown fields are refused, and a body that is not an object answers 400 `expected {} or no body`.
 type Empty = map[string]interface{}
 
 // EventsInput controls §11.2.
@@ -565,7 +565,9 @@ type FaultRuleInput struct {
 	Id        *string            `json:"id,omitempty"`
 	LatencyMs *float64           `json:"latencyMs,omitempty"`
 	Method    *string            `json:"method,omitempty"`
-	Namespace *string            `json:"namespace,omitempty"`
+
+	// Namespace `*` (every namespace) or a namespace name; another value → 400 `fault field namespace must match /^[A-Za-z0-9_.-]{1,64}$/`.
+	Namespace *string `json:"namespace,omitempty"`
 
 	// OperationId One of the operations of openapi.yaml.
 	OperationId *FaultRuleInputOperationId `json:"operationId,omitempty"`
@@ -574,8 +576,10 @@ type FaultRuleInput struct {
 	Params     *OpenObject `json:"params,omitempty"`
 	PathPrefix *string     `json:"pathPrefix,omitempty"`
 	Preset     *string     `json:"preset,omitempty"`
-	Rate       *float64    `json:"rate,omitempty"`
-	Status     *int        `json:"status,omitempty"`
+
+	// Rate Fraction of matching requests that fire; outside 0–1 → 400 `fault field rate must be a number from 0 to 1`.
+	Rate   *float64 `json:"rate,omitempty"`
+	Status *int     `json:"status,omitempty"`
 }
 
 // FaultRuleInputOperationId One of the operations of openapi.yaml.

@@ -795,7 +795,7 @@ export interface components {
             /** @enum {string} */
             status: "ok";
         };
-        /** @description An empty object; the route ignores it, but unknown fields are refused. */
+        /** @description An empty object; the route ignores it, but unknown fields are refused, and a body that is not an object answers 400 `expected {} or no body`. */
         Empty: Record<string, never>;
         /** @description Any JSON object. */
         OpenObject: {
@@ -868,6 +868,7 @@ export interface components {
             operationId?: "RunCreate" | "RunGet" | "RunStop" | "RunEvents" | "RunApproval" | "RunSteer" | "CapabilitiesGet";
             method?: string;
             pathPrefix?: string;
+            /** @description `*` (every namespace) or a namespace name; another value → 400 `fault field namespace must match /^[A-Za-z0-9_.-]{1,64}$/`. */
             namespace?: string;
             status?: number;
             body?: components["schemas"]["AnyValue"];
@@ -875,7 +876,10 @@ export interface components {
                 [key: string]: string;
             };
             count?: number;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description Fraction of matching requests that fire; outside 0–1 → 400 `fault field rate must be a number from 0 to 1`.
+             */
             rate?: number;
             /** Format: double */
             delayMs?: number;

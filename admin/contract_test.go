@@ -355,18 +355,6 @@ func TestHandlerBodiesDocumented(t *testing.T) {
 	}
 }
 
-// admin.yaml declares the 409 of a branch past timeline.MaxBranches on every
-// route that can create one (gateway's TestBranchBound makes it).
-func TestBranchBoundDeclared(t *testing.T) {
-	h := http.Header{"Content-Type": {"application/json"}}
-	body := []byte(adminEnvelope("too many branches (max 1000)"))
-	for _, path := range []string{"/__admin/branches/b", "/__admin/branches/b/checkout", "/__admin/checkpoints"} {
-		if err := CheckResponse("POST", path, 409, h, body); err != nil {
-			t.Errorf("%s: %v", path, err)
-		}
-	}
-}
-
 // admin.yaml declares the 409s of the fault-rule bounds on both routes that
 // add a rule (faults' TestMaxRulesPerNamespace and TestMaxTotalRules make them).
 func TestFaultBoundsDeclared(t *testing.T) {

@@ -260,34 +260,3 @@ func TestSnapshotBound(t *testing.T) {
 		t.Fatalf("after a delete: %v", err)
 	}
 }
-
-// H3: a namespace holds at most timeline.MaxBranches branches besides main,
-// whichever way one would be made (the admin routes, a checkpoint on a new
-// branch, x-mockingbird-branch on a public request): one more answers 409 and
-// commits nothing; other namespaces are not affected.
-func TestBranchBound(t *testing.T) {
-	g := newBoundGateway(t, Options{})
-	for i := range timeline.MaxBranches {
-		if _, err := g.Select("a", fmt.Sprintf("b%d", i), "", false); err != nil {
-			t.Fatalf("branch %d: %v", i, err)
-		}
-	}
-	head := g.Head("a", "main")
-	full := runs.Admin(409, "too many branches (max 1000)")
-	_, err := g.Select("a", "x", "", false)
-	wantErr(t, "Select", err, full)
-	_, err = g.Branch("a", "x", "")
-	wantErr(t, "Branch", err, full)
-	wantErr(t, "Checkout", g.Checkout("a", "x", head), full)
-	_, err = g.CommitCheckpoint("a", "x")
-	wantErr(t, "CommitCheckpoint", err, full)
-	if got := g.Head("a", "main"); got != head || g.Head("a", "x") != "" {
-		t.Fatalf("main moved to %s (was %s), or x was made", got, head)
-	}
-	if _, err := g.CommitCheckpoint("a", "b3"); err != nil {
-		t.Fatalf("an existing branch: %v", err)
-	}
-	if _, err := g.Select("b", "x", "", false); err != nil {
-		t.Fatalf("another namespace: %v", err)
-	}
-}

@@ -131,9 +131,6 @@ func (g *Gateway) CommitCheckpoint(ns, branch string) (Checkpoint, *runs.Error) 
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	space, err := g.create(ns)
-	if err == nil {
-		err = g.tl(space).Room(branch)
-	}
 	if err != nil {
 		return Checkpoint{}, err
 	}

@@ -1,10 +1,6 @@
 package timeline
 
-import (
-	"strconv"
-
-	"github.com/hermes-emulator/hermes-emulator/runs"
-)
+import "github.com/hermes-emulator/hermes-emulator/runs"
 
 // Host owns the branches a Timeline records: in the emulator, a namespace of
 // the gateway. The timeline calls it, under the owner's lock, to capture a
@@ -26,23 +22,6 @@ type Host[S any] interface {
 	// H3: a namespace is created by its first change); its error refuses the
 	// change.
 	Create() *runs.Error
-}
-
-// MaxBranches is the most branches one timeline holds besides main: each
-// branch keeps its own state and a head checkpoint that is never evicted, and
-// a public request creates one with x-mockingbird-branch alone, so their
-// number must be bounded like the retained checkpoints (hardening H3).
-const MaxBranches = 1000
-
-// Room answers 409 `too many branches (max 1000)` when branch does not exist
-// and t already holds MaxBranches branches besides main: the route or
-// request that would create it changes nothing. An existing branch is always
-// welcome.
-func (t *Timeline[S]) Room(branch string) *runs.Error {
-	if t.host.Exists(branch) || len(t.heads) <= MaxBranches {
-		return nil
-	}
-	return runs.Admin(409, "too many branches (max "+strconv.Itoa(MaxBranches)+")")
 }
 
 // Place puts branch at checkpoint c (controls §8.4, §8.6): a branch that does
@@ -73,9 +52,6 @@ func (t *Timeline[S]) Move(branch string, c *Checkpoint[S], checkout bool) {
 func (t *Timeline[S]) Branch(branch, at string) (Info, *runs.Error) {
 	c, err := t.lookup(at)
 	if err == nil {
-		err = t.Room(branch)
-	}
-	if err == nil {
 		err = t.host.Create()
 	}
 	if err != nil {
@@ -93,9 +69,6 @@ func (t *Timeline[S]) Branch(branch, at string) (Info, *runs.Error) {
 func (t *Timeline[S]) Checkout(branch, id string) *runs.Error {
 	c, err := t.get(id)
 	if err == nil {
-		err = t.Room(branch)
-	}
-	if err == nil {
 		err = t.host.Create()
 	}
 	if err == nil {
@@ -112,9 +85,6 @@ func (t *Timeline[S]) Select(branch, at string, mutating bool) (view *Checkpoint
 	c, err := t.lookup(at)
 	if err != nil || branch == "main" && (c == nil || !mutating) {
 		return c, err
-	}
-	if err := t.Room(branch); err != nil {
-		return nil, err
 	}
 	if err := t.host.Create(); err != nil {
 		return nil, err

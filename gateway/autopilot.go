@@ -152,7 +152,7 @@ func (g *Gateway) fireStep(e scenarios.Entry) {
 // steer texts are delivered just before it.
 func (x *tx) applyStep(id string, c scenarios.Cursor) *runs.Error {
 	st := c.Step()
-	if q := x.st.Steers(id); c.Scenario.DeliverSteers && st.Action != scenarios.DeliverSteers && len(q) > 0 {
+	if c.Scenario.DeliverSteers && st.Action != scenarios.DeliverSteers && x.st.SteerCount(id) > 0 {
 		if _, err := x.deliver(id); err != nil {
 			return err
 		}

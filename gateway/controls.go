@@ -50,7 +50,10 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 			return runs.ApprovalID(x.storageNS(), x.st.ApprovalCounter)
 		})
 	}
-	steers := x.st.Steers(id)
+	var steers []string // read only by a completion (pending_steer)
+	if o.Status == runs.Completed {
+		steers = x.st.Steers(id)
+	}
 	before := runs.StoredRecord(c.Record)
 	rec := runs.ApplyObserve(before, o, now, approval, steers)
 	nc := x.setRecord(id, c, rec, before)
@@ -142,11 +145,11 @@ func (x *tx) deliver(id string) (int, *runs.Error) {
 	if runs.IsTerminal(c.Status) {
 		return 0, runs.ErrDeliverTerminal
 	}
-	q := x.st.Steers(id)
+	n := x.st.SteerCount(id)
 	x.st.SetSteers(id, nil)
 	x.dirty = true
 	x.checkpoint = true
-	return len(q), nil
+	return n, nil
 }
 
 // DrainFlag reads the drain flag of ns's main branch (controls §11.4).

@@ -210,8 +210,7 @@ func (g *Gateway) Steer(t Target, id, text string, textErr *runs.Error, refused 
 		if refused {
 			return runs.SteerRefused(id)
 		}
-		q := x.st.Steers(id)
-		x.st.SetSteers(id, append(append([]string(nil), q...), text))
+		x.st.AppendSteer(id, text)
 		now := x.now()
 		before := runs.StoredRecord(c.Record)
 		x.setRecord(id, c, runs.Steered(before, now), before)

@@ -93,9 +93,8 @@ func cachedOf(r *state.Reservation) *state.Cached {
 }
 
 func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {
-	approvals, steers := st.Approvals(id), st.Steers(id)
 	s := RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
-		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: len(approvals), QueuedSteers: len(steers),
+		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: len(st.Approvals(id)), QueuedSteers: st.SteerCount(id),
 		Transport: g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id}).State}
 	return s
 }
@@ -127,7 +126,7 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 	for _, a := range st.Approvals(id) {
 		v.Approvals = append(v.Approvals, runs.MarshalValue(runs.ObjectValue(a)))
 	}
-	v.Steers = slices.Clone(st.Steers(id))
+	v.Steers = st.Steers(id) // a copy
 	v.EventsBuffered, v.EventsDelivered, v.Subscriber = tr.Buffered, tr.Delivered, tr.Subscribed
 	if cur, ok := st.Cursor(id); ok {
 		p := cur.Position()

@@ -67,10 +67,27 @@ func (s *State) Approvals(id string) []*runs.Obj {
 	return q
 }
 
-// Steers returns run id's queued steer texts, oldest first.
+// Steers returns a copy of run id's queued steer texts, oldest first (nil:
+// none); SteerCount counts them without a copy.
 func (s *State) Steers(id string) []string {
-	q, _ := s.steers.Get(id)
-	return q
+	q, ok := s.steers.Get(id)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, q.Len())
+	for it := q.Iterator(); !it.Done(); {
+		_, text := it.Next()
+		out = append(out, text)
+	}
+	return out
+}
+
+// SteerCount is the number of run id's queued steer texts.
+func (s *State) SteerCount(id string) int {
+	if q, ok := s.steers.Get(id); ok {
+		return q.Len()
+	}
+	return 0
 }
 
 // Cursor returns run id's scenario position (docs/scenarios.md §5).

@@ -85,8 +85,11 @@ func (s *State) Check() error {
 	}
 	n = 0
 	for it := s.steers.Iterator(); !it.Done(); {
-		_, q, _ := it.Next()
-		n += len(q)
+		id, q, _ := it.Next()
+		if q.Len() == 0 {
+			return fmt.Errorf("run %s keeps an empty steer queue", id)
+		}
+		n += q.Len()
 	}
 	if n != s.nSteers {
 		return fmt.Errorf("nSteers %d, counted %d", s.nSteers, n)

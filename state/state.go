@@ -84,7 +84,7 @@ type State struct {
 	runs      *immutable.Map[string, entry]                        // run id → its cached run and reservation keys
 	res       *immutable.Map[storage.ReservationKey, *Reservation] // (scope, key) → reservation
 	approvals *immutable.Map[string, []*runs.Obj]                  // run id → pending approval events (FIFO)
-	steers    *immutable.Map[string, []string]                     // run id → queued steer texts
+	steers    *immutable.Map[string, *immutable.List[string]]      // run id → queued steer texts (shared by every copy: appending is O(log n))
 	cursors   *immutable.Map[string, scenarios.Cursor]             // run id → its scenario position (main only; docs/scenarios.md §5)
 
 	sweepable *immutable.SortedMap[aged[string], struct{}]                 // cached completed/failed/cancelled runs by updated_at
@@ -115,7 +115,7 @@ func New() State {
 		runs:      immutable.NewMap[string, entry](nil),
 		res:       immutable.NewMap[storage.ReservationKey, *Reservation](resHasher{}),
 		approvals: immutable.NewMap[string, []*runs.Obj](nil),
-		steers:    immutable.NewMap[string, []string](nil),
+		steers:    immutable.NewMap[string, *immutable.List[string]](nil),
 		cursors:   immutable.NewMap[string, scenarios.Cursor](nil),
 		sweepable: immutable.NewSortedMap[aged[string], struct{}](agedComparer[string]{strings.Compare}),
 		prunable:  immutable.NewSortedMap[aged[storage.ReservationKey], struct{}](agedComparer[storage.ReservationKey]{compareRes}),
@@ -307,7 +307,26 @@ func (s *State) SetApprovals(id string, q []*runs.Obj) {
 }
 
 // SetSteers replaces run id's queued steer texts (nil: none).
-func (s *State) SetSteers(id string, q []string) { s.steers = setQueue(s.steers, &s.nSteers, id, q) }
+func (s *State) SetSteers(id string, q []string) {
+	s.nSteers += len(q) - s.SteerCount(id)
+	if len(q) == 0 {
+		s.steers = s.steers.Delete(id)
+		return
+	}
+	s.steers = s.steers.Set(id, immutable.NewList(q...))
+}
+
+// AppendSteer queues text after run id's steer texts. The queue is a
+// persistent list: the copies of s that checkpoints hold share it, so a steer
+// costs O(log n) and holds O(log n) new memory however many are queued.
+func (s *State) AppendSteer(id, text string) {
+	q, ok := s.steers.Get(id)
+	if !ok {
+		q = immutable.NewList[string]()
+	}
+	s.steers = s.steers.Set(id, q.Append(text))
+	s.nSteers++
+}
 
 // setQueue returns m with run id's queue replaced by q (removed when empty),
 // keeping *n, the number of entries of every queue in m, in step.

@@ -126,7 +126,7 @@ func (g *Gateway) resyncCursors(ns string, st state.State) {
 // and moves the cursor on, committing a checkpoint on main. A control that
 // fails ends the run's scenario with one WARN line. Callers hold g.mu.
 func (g *Gateway) fireStep(e scenarios.Entry) {
-	x := g.begin(Main(e.NS))
+	x, _ := g.begin(Main(e.NS)) // main always exists
 	c, ok := x.st.Cursor(e.Run)
 	if !ok || c.Waiting || c.Due != e.Due {
 		// The queue follows every cursor move (checkAutopilot), so this is a bug.

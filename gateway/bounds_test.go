@@ -309,3 +309,60 @@ func TestSteerCostIndependentOfQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The process holds at most MaxBranches branches besides the mains (each head
+// pins a checkpoint that is never evicted): one more, from a vendor request's
+// x-mockingbird-branch, POST /__admin/branches/:name, POST /__admin/checkpoints
+// or a checkout, answers 409 and creates nothing; existing branches still
+// work, and a reset of a namespace gives its branches back.
+func TestBranchBound(t *testing.T) {
+	g := newBoundGateway(t, Options{MaxCheckpoints: 10})
+	for i := range 10000 { // MaxBranches
+		ns := "a"
+		if i%2 == 1 {
+			ns = "b"
+		}
+		if _, err := g.Select(ns, fmt.Sprintf("b%d", i), "", false); err != nil {
+			t.Fatalf("branch %d: %v", i+1, err)
+		}
+	}
+	full := runs.Admin(409, "too many branches (max 10000)")
+	checkpoints := len(g.Timeline("a").Checkpoints)
+	_, err := g.Select("a", "one-more", "", false)
+	wantErr(t, "Select of a new branch", err, full)
+	_, err = g.Select("a", "one-more", "", true)
+	wantErr(t, "Select of a new branch, mutating", err, full)
+	_, err = g.Branch("a", "one-more", "")
+	wantErr(t, "Branch", err, full)
+	_, err = g.CommitCheckpoint("a", "one-more")
+	wantErr(t, "CommitCheckpoint", err, full)
+	wantErr(t, "Checkout", g.Checkout("a", "one-more", g.Head("a", "main")), full)
+	if n := len(g.Timeline("a").Checkpoints); n != checkpoints {
+		t.Fatalf("%d checkpoints, %d before the refusals", n, checkpoints)
+	}
+	if h := g.Head("a", "one-more"); h != "" {
+		t.Fatalf("the refused branch has head %s", h)
+	}
+	// Existing branches and main still work.
+	if _, err := g.Select("a", "b0", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Create(Target{NS: "a", Branch: "b0"}, Creation{Sub: &runs.Submission{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.CommitCheckpoint("a", "main"); err != nil {
+		t.Fatal(err)
+	}
+	// A reset gives a namespace's branches back.
+	if _, err := g.Reset("b", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Branch("a", "one-more", ""); err != nil {
+		t.Fatalf("after a reset: %v", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,6 +16,13 @@ import (
 // (state.State.Check), the autopilot queue, the timelines and snapshots, and
 // the transports. Callers hold g.mu.
 func (g *Gateway) check() error {
+	branches := 0
+	for _, space := range g.spaces {
+		branches += len(space.branches) - 1
+	}
+	if branches != g.nBranches {
+		return fmt.Errorf("nBranches %d, counted %d", g.nBranches, branches)
+	}
 	for name, space := range g.spaces {
 		for b, bs := range space.branches {
 			if err := bs.st.Check(); err != nil {

@@ -247,6 +247,7 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 			for b := range space.branches {
 				g.transports.Destroy(name, b)
 			}
+			g.nBranches -= len(space.branches) - 1
 			g.spaces[name] = newNamespace(name)
 			g.auto.due.RemoveNS(name)
 			g.snaps.Drop(space.tl) // its snapshots restore nothing now

@@ -63,6 +63,9 @@ type Gateway struct {
 	defScope string
 	spaces   map[string]*namespace // created namespaces (hardening H3)
 	started  float64               // wall ms at start
+	// nBranches counts the branches of the created namespaces other than
+	// their mains (at most MaxBranches).
+	nBranches int
 
 	transports *transport.Set  // SSE transports; its own lock, taken after g.mu
 	q          *storage.Writer // durable batches, written in order

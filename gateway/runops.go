@@ -20,8 +20,8 @@ func (g *Gateway) Draining(t Target) bool {
 	if t.view != nil {
 		return t.view.Draining
 	}
-	x := g.begin(t)
-	return x.st.Draining
+	x, err := g.begin(t)
+	return err == nil && x.st.Draining
 }
 
 // Creation is a RunCreate as the handler prepared it without the lock: the

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"strconv"
+
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/timeline"
@@ -51,6 +53,21 @@ func (h host) Exists(branch string) bool { return h.ns.branches[branch] != nil }
 
 func (h host) Create() *runs.Error { return h.g.register(h.ns) }
 
+// MaxBranches is the most branches other than main the process holds, in all
+// namespaces: a branch's head is never evicted, so each pins a checkpoint and
+// its state (like a snapshot, timeline.MaxSnapshots). Reset releases a
+// namespace's branches.
+const MaxBranches = 10000
+
+// Room answers 409 `too many branches (max 10000)` when the process holds
+// MaxBranches branches besides the mains: a new one may not be created.
+func (h host) Room() *runs.Error {
+	if h.g.nBranches >= MaxBranches {
+		return runs.Admin(409, "too many branches (max "+strconv.Itoa(MaxBranches)+")")
+	}
+	return nil
+}
+
 func (h host) Capture(branch string) (captured, float64, int) {
 	st := h.ns.branches[branch].st
 	return captured{st, h.g.clock, h.g.rng}, h.g.nowMs(), st.Records()
@@ -75,6 +92,9 @@ func (h host) Restore(branch string, c captured, checkout bool) {
 	if bs == nil {
 		bs = &branchState{}
 		ns.branches[branch] = bs
+		if g.spaces[ns.name] == ns { // never main: a namespace is made with it
+			g.nBranches++
+		}
 	}
 	if branch == "main" {
 		g.rewriteDurable(ns.name, c.st)
@@ -99,10 +119,12 @@ func (g *Gateway) commitCheckpoint(ns *namespace, branch string) *checkpoint {
 }
 
 // branch returns ns's branch, created at a fresh checkpoint of main when it
-// does not exist. Callers hold g.mu.
-func (g *Gateway) branch(ns *namespace, name string) *branchState {
-	g.tl(ns).Place(name, nil)
-	return ns.branches[name]
+// does not exist: 409 when MaxBranches exist. Callers hold g.mu.
+func (g *Gateway) branch(ns *namespace, name string) (*branchState, *runs.Error) {
+	if err := g.tl(ns).Place(name, nil); err != nil {
+		return nil, err
+	}
+	return ns.branches[name], nil
 }
 
 // Finish is the finishing step of a vendor mutation answered 200–399 (runs-api
@@ -116,7 +138,10 @@ func (g *Gateway) Finish(t Target, accepted string) string {
 	if err != nil {
 		return ""
 	}
-	bs := g.branch(ns, t.Branch)
+	bs, err := g.branch(ns, t.Branch) // made by Select, unless a reset dropped it since
+	if err != nil {
+		return ""
+	}
 	if accepted != "" && ns.tl.Head(t.Branch).ID == accepted && bs.cpAt == bs.version {
 		return accepted
 	}
@@ -134,7 +159,9 @@ func (g *Gateway) CommitCheckpoint(ns, branch string) (Checkpoint, *runs.Error) 
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	g.branch(space, branch)
+	if _, err := g.branch(space, branch); err != nil {
+		return Checkpoint{}, err
+	}
 	return space.tl.Commit(branch).Info, nil
 }
 

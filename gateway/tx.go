@@ -68,7 +68,10 @@ type emission struct {
 // (hardening H3): anything else on a namespace not yet created is thrown away.
 func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *runs.Error) {
 	err = g.locked(func() *runs.Error {
-		x := g.begin(t)
+		x, berr := g.begin(t)
+		if berr != nil {
+			return berr
+		}
 		ferr := fn(x)
 		creates := ferr == nil && !x.view && (x.accept || x.checkpoint)
 		if g.spaces[x.name] != x.ns {
@@ -137,22 +140,26 @@ func (g *Gateway) repair() {
 
 // begin starts a transaction on t. Callers hold g.mu. The namespace's
 // timeline exists before anything changes: its first checkpoint is the
-// state before the first change.
-func (g *Gateway) begin(t Target) *tx {
+// state before the first change. The branch was made by Select; one a reset
+// dropped since is made again, or refused at MaxBranches.
+func (g *Gateway) begin(t Target) (*tx, *runs.Error) {
 	ns := g.space(t.NS)
 	g.tl(ns)
 	x := &tx{g: g, ns: ns, name: t.NS, branch: t.Branch}
 	if t.view != nil {
 		x.st = *t.view
 		x.view = true
-		return x
+		return x, nil
 	}
-	bs := g.branch(ns, t.Branch)
+	bs, err := g.branch(ns, t.Branch)
+	if err != nil {
+		return nil, err
+	}
 	x.bs = bs
 	x.st = bs.st
 	x.durable = t.Branch == "main"
 	x.batch.Namespace = t.NS
-	return x
+	return x, nil
 }
 
 func (g *Gateway) commit(x *tx) {

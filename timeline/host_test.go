@@ -14,6 +14,7 @@ type fakeHost struct {
 	branches map[string]int
 	n        int
 	refuse   *runs.Error // Create's answer
+	noRoom   *runs.Error // Room's answer
 	log      []string
 }
 
@@ -49,6 +50,8 @@ func (h *fakeHost) Create() *runs.Error {
 	}
 	return h.refuse
 }
+
+func (h *fakeHost) Room() *runs.Error { return h.noRoom }
 
 // took returns and clears the log.
 func (h *fakeHost) took() string {

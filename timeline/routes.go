@@ -22,14 +22,22 @@ type Host[S any] interface {
 	// H3: a namespace is created by its first change); its error refuses the
 	// change.
 	Create() *runs.Error
+	// Room is asked before a branch that does not exist is created (after
+	// Create): its error refuses the change. Branch heads are never evicted,
+	// so the host bounds how many branches it holds.
+	Room() *runs.Error
 }
 
 // Place puts branch at checkpoint c (controls §8.4, §8.6): a branch that does
-// not exist is created there, or when c is nil at a fresh checkpoint of main;
-// an existing one moves there unless c is nil or its head already.
-func (t *Timeline[S]) Place(branch string, c *Checkpoint[S]) {
+// not exist is created there, or when c is nil at a fresh checkpoint of main,
+// when the host has room for it (Host.Room, else its error and nothing
+// changes); an existing one moves there unless c is nil or its head already.
+func (t *Timeline[S]) Place(branch string, c *Checkpoint[S]) *runs.Error {
 	switch {
 	case !t.host.Exists(branch):
+		if err := t.host.Room(); err != nil {
+			return err
+		}
 		if c == nil {
 			c = t.Commit("main")
 		}
@@ -37,6 +45,7 @@ func (t *Timeline[S]) Place(branch string, c *Checkpoint[S]) {
 	case c != nil && t.Head(branch) != c:
 		t.Move(branch, c, false)
 	}
+	return nil
 }
 
 // Move points branch at c and has the host restore c's state into it; with
@@ -54,10 +63,12 @@ func (t *Timeline[S]) Branch(branch, at string) (Info, *runs.Error) {
 	if err == nil {
 		err = t.host.Create()
 	}
+	if err == nil {
+		err = t.Place(branch, c)
+	}
 	if err != nil {
 		return Info{}, err
 	}
-	t.Place(branch, c)
 	info := t.Head(branch).Info
 	info.Branch = branch
 	return info, nil
@@ -70,6 +81,9 @@ func (t *Timeline[S]) Checkout(branch, id string) *runs.Error {
 	c, err := t.get(id)
 	if err == nil {
 		err = t.host.Create()
+	}
+	if err == nil && !t.host.Exists(branch) {
+		err = t.host.Room()
 	}
 	if err == nil {
 		t.Move(branch, c, true)
@@ -91,8 +105,7 @@ func (t *Timeline[S]) Select(branch, at string, mutating bool) (view *Checkpoint
 	}
 	if branch == "main" {
 		t.Move(branch, c, true)
-	} else {
-		t.Place(branch, c)
+		return nil, nil
 	}
-	return nil, nil
+	return nil, t.Place(branch, c)
 }

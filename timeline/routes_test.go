@@ -12,6 +12,7 @@ import (
 // and exactly what it asks of the host, in order.
 func TestRoutes(t *testing.T) {
 	full := runs.Admin(429, "too many namespaces (max 1)")
+	noRoom := runs.Admin(409, "too many branches (max 1)")
 	view := func(c *Checkpoint[int], err *runs.Error) (any, *runs.Error) {
 		if c == nil {
 			return "no view", err
@@ -35,6 +36,7 @@ func TestRoutes(t *testing.T) {
 		name   string
 		run    func(*Timeline[int]) (any, *runs.Error)
 		refuse bool // the host cannot be created
+		noRoom bool // the host has no room for a new branch
 		want   any
 		err    *runs.Error
 		log    string
@@ -53,6 +55,16 @@ func TestRoutes(t *testing.T) {
 		{name: "branch at an unknown checkpoint", run: branch("x", "cp_nope"), want: Info{},
 			err: runs.Admin(409, "no checkpoint cp_nope")},
 		{name: "branch refused", run: branch("x", ""), refuse: true, want: Info{}, err: full},
+		{name: "no room for a branch", run: branch("x", ""), noRoom: true, want: Info{}, err: noRoom,
+			log: "create", heads: map[string]string{"main": "cp_00000002", "x": ""}},
+		{name: "no room, branch at an unknown checkpoint", run: branch("x", "cp_nope"), noRoom: true, want: Info{},
+			err: runs.Admin(409, "no checkpoint cp_nope")},
+		{name: "no room, branch moved", run: branch("feat", cp(2)), noRoom: true, want: info(cp(2), "feat", cp(1), 2),
+			log: "create; restore feat 2 false", heads: map[string]string{"feat": "cp_00000002"}},
+		{name: "no room, checkout a new branch", run: checkout("new", cp(2)), noRoom: true, err: noRoom,
+			log: "create", heads: map[string]string{"main": "cp_00000002", "new": ""}},
+		{name: "no room, checkout a branch", run: checkout("feat", cp(2)), noRoom: true,
+			log: "create; restore feat 2 true", heads: map[string]string{"feat": "cp_00000002"}},
 
 		{name: "checkout main", run: checkout("main", cp(1)), log: "create; restore main 1 true", heads: map[string]string{"main": "cp_00000001"}},
 		{name: "checkout a new branch", run: checkout("new", cp(2)), log: "create; restore new 2 true", heads: map[string]string{"main": "cp_00000002", "new": "cp_00000002"}},
@@ -73,6 +85,12 @@ func TestRoutes(t *testing.T) {
 		{name: "a branch already there", run: sel("feat", cp(1), true), want: "no view", log: "create"},
 		{name: "an unknown checkpoint", run: sel("main", "cp_9", false), want: "no view", err: runs.Admin(409, "no checkpoint cp_9")},
 		{name: "a new branch refused", run: sel("new", "", false), refuse: true, want: "no view", err: full, heads: map[string]string{"new": ""}},
+		{name: "no room for a new branch", run: sel("new", "", false), noRoom: true, want: "no view", err: noRoom,
+			log: "create", heads: map[string]string{"main": "cp_00000002", "new": ""}},
+		{name: "no room, a branch moved", run: sel("feat", cp(2), true), noRoom: true, want: "no view",
+			log: "create; restore feat 2 false", heads: map[string]string{"feat": "cp_00000002"}},
+		{name: "no room, main moved back", run: sel("main", cp(1), true), noRoom: true, want: "no view",
+			log: "create; restore main 1 true", heads: map[string]string{"main": "cp_00000001"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tl, h := newTimeline(10)
@@ -81,6 +99,9 @@ func TestRoutes(t *testing.T) {
 			h.took()
 			if tc.refuse {
 				h.refuse = full
+			}
+			if tc.noRoom {
+				h.noRoom = noRoom
 			}
 			got, err := tc.run(tl)
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) || fmt.Sprint(err) != fmt.Sprint(tc.err) {

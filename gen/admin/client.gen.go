@@ -101,7 +101,7 @@ type ClientInterface interface {
 
 	// BranchCreateWithBody Create a branch, or move one to a checkpoint
 	//
-	// controls §8.4.
+	// controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -110,7 +110,7 @@ type ClientInterface interface {
 
 	// BranchCreate Create a branch, or move one to a checkpoint
 	//
-	// controls §8.4.
+	// controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -119,7 +119,7 @@ type ClientInterface interface {
 
 	// BranchCheckoutWithBody Move a branch head to a checkpoint and restore its state
 	//
-	// controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+	// controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -128,7 +128,7 @@ type ClientInterface interface {
 
 	// BranchCheckout Move a branch head to a checkpoint and restore its state
 	//
-	// controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+	// controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -137,7 +137,7 @@ type ClientInterface interface {
 
 	// CheckpointCreateWithBody Commit a checkpoint on a branch
 	//
-	// controls §8.3. Default branch main; a missing branch is created from the main head.
+	// controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -146,7 +146,7 @@ type ClientInterface interface {
 
 	// CheckpointCreate Commit a checkpoint on a branch
 	//
-	// controls §8.3. Default branch main; a missing branch is created from the main head.
+	// controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -602,7 +602,7 @@ func (c *Client) Index(ctx context.Context, params *IndexParams, reqEditors ...R
 
 // BranchCreateWithBody Create a branch, or move one to a checkpoint
 //
-// controls §8.4.
+// controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -621,7 +621,7 @@ func (c *Client) BranchCreateWithBody(ctx context.Context, name BranchName, para
 
 // BranchCreate Create a branch, or move one to a checkpoint
 //
-// controls §8.4.
+// controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -640,7 +640,7 @@ func (c *Client) BranchCreate(ctx context.Context, name BranchName, params *Bran
 
 // BranchCheckoutWithBody Move a branch head to a checkpoint and restore its state
 //
-// controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+// controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -659,7 +659,7 @@ func (c *Client) BranchCheckoutWithBody(ctx context.Context, name BranchName, pa
 
 // BranchCheckout Move a branch head to a checkpoint and restore its state
 //
-// controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+// controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -678,7 +678,7 @@ func (c *Client) BranchCheckout(ctx context.Context, name BranchName, params *Br
 
 // CheckpointCreateWithBody Commit a checkpoint on a branch
 //
-// controls §8.3. Default branch main; a missing branch is created from the main head.
+// controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -697,7 +697,7 @@ func (c *Client) CheckpointCreateWithBody(ctx context.Context, params *Checkpoin
 
 // CheckpointCreate Commit a checkpoint on a branch
 //
-// controls §8.3. Default branch main; a missing branch is created from the main head.
+// controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4405,7 +4405,7 @@ type ClientWithResponsesInterface interface {
 
 	// BranchCreateWithBodyWithResponse Create a branch, or move one to a checkpoint
 	//
-	// controls §8.4.
+	// controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4414,7 +4414,7 @@ type ClientWithResponsesInterface interface {
 
 	// BranchCreateWithResponse Create a branch, or move one to a checkpoint
 	//
-	// controls §8.4.
+	// controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4423,7 +4423,7 @@ type ClientWithResponsesInterface interface {
 
 	// BranchCheckoutWithBodyWithResponse Move a branch head to a checkpoint and restore its state
 	//
-	// controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+	// controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4432,7 +4432,7 @@ type ClientWithResponsesInterface interface {
 
 	// BranchCheckoutWithResponse Move a branch head to a checkpoint and restore its state
 	//
-	// controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+	// controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4441,7 +4441,7 @@ type ClientWithResponsesInterface interface {
 
 	// CheckpointCreateWithBodyWithResponse Commit a checkpoint on a branch
 	//
-	// controls §8.3. Default branch main; a missing branch is created from the main head.
+	// controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4450,7 +4450,7 @@ type ClientWithResponsesInterface interface {
 
 	// CheckpointCreateWithResponse Commit a checkpoint on a branch
 	//
-	// controls §8.3. Default branch main; a missing branch is created from the main head.
+	// controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7999,7 +7999,7 @@ func (c *ClientWithResponses) IndexWithResponse(ctx context.Context, params *Ind
 
 // BranchCreateWithBodyWithResponse Create a branch, or move one to a checkpoint
 //
-// controls §8.4.
+// controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8014,7 +8014,7 @@ func (c *ClientWithResponses) BranchCreateWithBodyWithResponse(ctx context.Conte
 
 // BranchCreateWithResponse Create a branch, or move one to a checkpoint
 //
-// controls §8.4.
+// controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8029,7 +8029,7 @@ func (c *ClientWithResponses) BranchCreateWithResponse(ctx context.Context, name
 
 // BranchCheckoutWithBodyWithResponse Move a branch head to a checkpoint and restore its state
 //
-// controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+// controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8044,7 +8044,7 @@ func (c *ClientWithResponses) BranchCheckoutWithBodyWithResponse(ctx context.Con
 
 // BranchCheckoutWithResponse Move a branch head to a checkpoint and restore its state
 //
-// controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+// controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8059,7 +8059,7 @@ func (c *ClientWithResponses) BranchCheckoutWithResponse(ctx context.Context, na
 
 // CheckpointCreateWithBodyWithResponse Commit a checkpoint on a branch
 //
-// controls §8.3. Default branch main; a missing branch is created from the main head.
+// controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8074,7 +8074,7 @@ func (c *ClientWithResponses) CheckpointCreateWithBodyWithResponse(ctx context.C
 
 // CheckpointCreateWithResponse Commit a checkpoint on a branch
 //
-// controls §8.3. Default branch main; a missing branch is created from the main head.
+// controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -331,7 +331,7 @@ export interface paths {
         put?: never;
         /**
          * Commit a checkpoint on a branch
-         * @description controls §8.3. Default branch main; a missing branch is created from the main head.
+         * @description controls §8.3. Default branch main; a missing branch is created from the main head. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
          */
         post: operations["CheckpointCreate"];
         delete?: never;
@@ -357,7 +357,7 @@ export interface paths {
         put?: never;
         /**
          * Create a branch, or move one to a checkpoint
-         * @description controls §8.4.
+         * @description controls §8.4. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
          */
         post: operations["BranchCreate"];
         delete?: never;
@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Move a branch head to a checkpoint and restore its state
-         * @description controls §8.5. Restores the branch's state, the global clock and the fault RNG.
+         * @description controls §8.5. Restores the branch's state, the global clock and the fault RNG. At most 10,000 branches besides each namespace's main in the process: one that would create one more → 409 `too many branches (max 10000)`.
          */
         post: operations["BranchCheckout"];
         delete?: never;

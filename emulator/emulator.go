@@ -321,7 +321,10 @@ func (s *Server) listen() error {
 	// deadline (handlers.Bodies), not http.Server.ReadTimeout, whose deadline
 	// would also end every SSE stream that outlives it (hardening H4). No
 	// WriteTimeout either: a stream writes for as long as it lives.
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: s.opts.ReadTimeout, IdleTimeout: 120 * time.Second}
+	// `OPTIONS *` goes through the pipeline like every other request (a 404:
+	// no such route) instead of net/http's own empty 200.
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: s.opts.ReadTimeout, IdleTimeout: 120 * time.Second,
+		DisableGeneralOptionsHandler: true}
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.
 	s.http.RegisterOnShutdown(s.gw.Shutdown)

@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
@@ -140,4 +141,27 @@ func rawRequest(t *testing.T, x *h, raw string) net.Conn {
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	_, _ = conn.Write([]byte(raw))
 	return conn
+}
+
+// `OPTIONS *` (the asterisk form) is a method and path not in runs-api §6:
+// 404 page not found with the common and security headers, like OPTIONS on
+// any path (§6.8), and journaled as unmatched. net/http answered it itself
+// with an empty 200 that carried no x-mockingbird and was never journaled.
+func TestOptionsAsteriskIsPageNotFound(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	conn := rawRequest(t, x, "OPTIONS * HTTP/1.1\r\nHost: e\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 404 || string(body) != `{"message":"page not found"}` ||
+		resp.Header.Get("Content-Type") != "application/json" ||
+		resp.Header.Get("X-Mockingbird") != "hermes@0.0.0-dev; ns=default" ||
+		resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("OPTIONS * = %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	if r := x.get("/__admin/requests"); !strings.Contains(r.String(), `"method":"OPTIONS","path":"*"`) {
+		t.Fatalf("journal %s", r.Body)
+	}
 }

@@ -156,7 +156,10 @@ func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(ec)
 		}
 		release, err := a.readBody(c)
-		defer release()
+		// The handler reads the parsed body, a copy: the raw bytes go back
+		// to the in-flight bound before it answers, which lasts as long as
+		// the client takes to read the answer (hardening H5).
+		release()
 		if err != nil {
 			return err
 		}
@@ -172,8 +175,8 @@ func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 
 // readBody reads the request body (controls §1 "Body") with the one body
 // reader of both planes (handlers.Bodies: the limit, the read timeout and the
-// in-flight bound): empty or whitespace is no body; otherwise JSON. release
-// gives the body's bytes back to the in-flight bound.
+// in-flight bound): empty or whitespace is no body; otherwise JSON, parsed
+// into c.body. release gives the raw bytes back to the in-flight bound.
 func (a *Admin) readBody(c *call) (release func(), _ *runs.Error) {
 	raw, release, err := a.d.Bodies.Read(c.w, c.r)
 	switch {

@@ -4,10 +4,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -194,6 +196,52 @@ func TestInflightBodyBytes(t *testing.T) {
 		t.Fatalf("stalled body: %d %s", rec.Code, rec.Body)
 	}
 	x.want(x.post("/v1/runs", body), 202, "")
+}
+
+// blockedWriter is a client that does not read its answer: Write blocks
+// until unblock is closed; writing is closed when the first Write begins.
+type blockedWriter struct {
+	hdr              http.Header
+	writing, unblock chan struct{}
+	once             sync.Once
+}
+
+func (w *blockedWriter) Header() http.Header { return w.hdr }
+func (w *blockedWriter) WriteHeader(int)     {}
+func (w *blockedWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() { close(w.writing) })
+	<-w.unblock
+	return len(b), nil
+}
+
+// H5: a body counts against MaxInflightBodyBytes while it is read and used,
+// not while its answer is written: a client that never reads its answer
+// (here one whose Write blocks) held its body's bytes for as long as it kept
+// the connection, so every later body that did not fit waited the read
+// timeout and got 503 server_busy.
+func TestInflightBodyReleasedBeforeTheAnswer(t *testing.T) {
+	x := newH(t, emulator.Options{NoListener: true, MaxInflightBodyBytes: 1000, ReadTimeout: 100 * time.Millisecond})
+	x.inproc = true
+	pad := func(n int) string { return `{"input":"synthetic","pad":"` + strings.Repeat("p", n) + `"}` }
+	id := x.start()
+	observe := func(n int) string { return `{"status":"running","last_event":"` + strings.Repeat("e", n) + `"}` }
+	for _, c := range []struct{ path, body, next string }{
+		{"/v1/runs", pad(800), pad(400)},
+		{"/__admin/hermes/runs/" + id + "/observe", observe(800), observe(400)},
+	} {
+		w := &blockedWriter{hdr: http.Header{}, writing: make(chan struct{}), unblock: make(chan struct{})}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			x.srv.Handler().ServeHTTP(w, httptest.NewRequest("POST", "http://emulator"+c.path, strings.NewReader(c.body)))
+		}()
+		<-w.writing
+		if r := x.post(c.path, c.next); r.Status != 200 && r.Status != 202 {
+			t.Fatalf("%s while an answer is stuck: %d %s", c.path, r.Status, r.Body)
+		}
+		close(w.unblock)
+		<-done
+	}
 }
 
 // H9: a 404 echoes at most the first 1024 bytes of the path.

@@ -124,6 +124,11 @@ func (x *exchange) finish(call *handlers.Call, contract *api.Contract, status in
 			}
 		}
 	}
+	// The body is done with: its bytes go back to the in-flight bound before
+	// the answer is written, which lasts as long as the client takes to read
+	// it — for ever for one that does not (hardening H5).
+	x.release()
+	x.body, call.Body = nil, nil
 	x.w.WriteHeader(status)
 	if !call.Head {
 		_, _ = x.w.Write(resp)

@@ -26,10 +26,9 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 	if err != nil {
 		return nil, err
 	}
-	pending := x.st.Approvals(id)
 	o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
-		for _, e := range pending {
-			if v, _ := e.Get("request_id"); v.Kind == runs.String && v.Str == rid {
+		for i := range x.st.ApprovalCount(id) {
+			if v, _ := x.st.ApprovalAt(id, i).Get("request_id"); v.Kind == runs.String && v.Str == rid {
 				return true
 			}
 		}
@@ -60,7 +59,7 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 	switch o.Status {
 	case runs.WaitingForApproval:
 		if state.IsLive(nc) {
-			x.st.SetApprovals(id, append(append([]*runs.Obj(nil), pending...), approval))
+			x.st.AppendApproval(id, approval)
 		}
 		x.emit(id, approval)
 	case runs.Queued, runs.Running, runs.Stopping:

@@ -172,15 +172,15 @@ func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr
 		if !state.IsLive(c) {
 			return runs.ApprovalNotActive(id)
 		}
-		queue := x.st.Approvals(id)
-		keep, resolved := runs.ResolveApprovals(queue, ans)
+		from, to := runs.ResolveApprovals(x.st.ApprovalCount(id), func(i int) *runs.Obj { return x.st.ApprovalAt(id, i) }, ans)
+		resolved := to - from
 		if resolved == 0 {
 			return runs.ApprovalNotPending(id)
 		}
 		now := x.now()
 		before := runs.StoredRecord(c.Record)
 		x.setRecord(id, c, runs.ApprovalResponded(before, now), before)
-		x.st.SetApprovals(id, keep)
+		x.st.RemoveApprovals(id, from, to)
 		x.emit(id, runs.ApprovalRespondedEvent(id, now, ans, resolved))
 		x.scenarioAnswered(id, ans.Choice == "deny")
 		x.accept = true

@@ -94,7 +94,7 @@ func cachedOf(r *state.Reservation) *state.Cached {
 
 func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {
 	s := RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
-		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: len(st.Approvals(id)), QueuedSteers: st.SteerCount(id),
+		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: st.ApprovalCount(id), QueuedSteers: st.SteerCount(id),
 		Transport: g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id}).State}
 	return s
 }

@@ -1,29 +1,27 @@
 package runs
 
 // ResolveApprovals applies an answer to a run's pending approval queue (runs-api
-// §6.5.2 step 9): with a request_id only the entry with exactly that id (0 or
-// 1; resolve_all is then ignored), else with resolve_all every entry, else the
-// oldest one. It returns the entries that stay pending, in order, and how many
-// were resolved. queue is not modified.
-func ResolveApprovals(queue []*Obj, a *ApprovalAnswer) (keep []*Obj, resolved int) {
-	for i, e := range queue {
-		var hit bool
-		switch {
-		case a.HasRequestID:
-			rid, _ := e.Get("request_id")
-			hit = resolved == 0 && rid.Kind == String && rid.Str == a.RequestID
-		case a.ResolveAll:
-			hit = true
-		default:
-			hit = i == 0
+// §6.5.2 step 9): with a request_id only the first entry with exactly that id
+// (0 or 1; resolve_all is then ignored), else with resolve_all every entry,
+// else the oldest one. The queue has n entries, at(i) being entry i, oldest
+// first. The resolved entries are always one run of the queue, [from, to):
+// to-from were resolved, the others stay pending in order.
+func ResolveApprovals(n int, at func(i int) *Obj, a *ApprovalAnswer) (from, to int) {
+	switch {
+	case n == 0:
+		return 0, 0
+	case a.HasRequestID:
+		for i := range n {
+			if rid, _ := at(i).Get("request_id"); rid.Kind == String && rid.Str == a.RequestID {
+				return i, i + 1
+			}
 		}
-		if hit {
-			resolved++
-			continue
-		}
-		keep = append(keep, e)
+		return 0, 0
+	case a.ResolveAll:
+		return 0, n
+	default:
+		return 0, 1
 	}
-	return keep, resolved
 }
 
 // RunNotActive is the 409 for a run whose executor is not in this process

@@ -21,14 +21,19 @@ func TestResolveApprovals(t *testing.T) { // acceptance 126–128
 		{"request_id wins over all", ApprovalAnswer{HasRequestID: true, RequestID: "c", ResolveAll: true}, []*Obj{a, b}, 1},
 		{"unknown request_id", ApprovalAnswer{HasRequestID: true, RequestID: "z"}, []*Obj{a, b, c}, 0},
 	}
+	at := func(i int) *Obj { return queue[i] }
 	for _, tc := range cases {
-		keep, n := ResolveApprovals(queue, &tc.ans)
-		if n != tc.resolved || !reflect.DeepEqual(keep, tc.keep) {
-			t.Errorf("%s: resolved %d keep %v; want %d %v", tc.name, n, keep, tc.resolved, tc.keep)
+		from, to := ResolveApprovals(len(queue), at, &tc.ans)
+		keep := append(append([]*Obj(nil), queue[:from]...), queue[to:]...)
+		if len(keep) == 0 {
+			keep = nil
+		}
+		if to-from != tc.resolved || !reflect.DeepEqual(keep, tc.keep) {
+			t.Errorf("%s: resolved %d keep %v; want %d %v", tc.name, to-from, keep, tc.resolved, tc.keep)
 		}
 	}
-	if keep, n := ResolveApprovals(nil, &ApprovalAnswer{}); n != 0 || keep != nil {
-		t.Errorf("empty queue: %v %d", keep, n)
+	if from, to := ResolveApprovals(0, at, &ApprovalAnswer{}); from != to {
+		t.Errorf("empty queue: [%d, %d)", from, to)
 	}
 	if len(queue) != 3 || queue[0] != a {
 		t.Error("queue was modified")

@@ -61,34 +61,25 @@ func (s *State) Prunable(expired func(updatedAt float64) bool) []storage.Reserva
 	return expiredKeys(s.prunable, expired)
 }
 
-// Approvals returns run id's pending approval events, oldest first.
-func (s *State) Approvals(id string) []*runs.Obj {
+// Approvals returns a copy of run id's pending approval events, oldest first
+// (nil: none); ApprovalCount counts them, ApprovalAt reads one, without a copy.
+func (s *State) Approvals(id string) []*runs.Obj { return listSlice(s.approvals, id) }
+
+// ApprovalCount is the number of run id's pending approval events.
+func (s *State) ApprovalCount(id string) int { return listLen(s.approvals, id) }
+
+// ApprovalAt is run id's pending approval event i (0 = oldest; i < ApprovalCount).
+func (s *State) ApprovalAt(id string, i int) *runs.Obj {
 	q, _ := s.approvals.Get(id)
-	return q
+	return q.Get(i)
 }
 
 // Steers returns a copy of run id's queued steer texts, oldest first (nil:
 // none); SteerCount counts them without a copy.
-func (s *State) Steers(id string) []string {
-	q, ok := s.steers.Get(id)
-	if !ok {
-		return nil
-	}
-	out := make([]string, 0, q.Len())
-	for it := q.Iterator(); !it.Done(); {
-		_, text := it.Next()
-		out = append(out, text)
-	}
-	return out
-}
+func (s *State) Steers(id string) []string { return listSlice(s.steers, id) }
 
 // SteerCount is the number of run id's queued steer texts.
-func (s *State) SteerCount(id string) int {
-	if q, ok := s.steers.Get(id); ok {
-		return q.Len()
-	}
-	return 0
-}
+func (s *State) SteerCount(id string) int { return listLen(s.steers, id) }
 
 // Cursor returns run id's scenario position (docs/scenarios.md §5).
 func (s *State) Cursor(id string) (scenarios.Cursor, bool) { return s.cursors.Get(id) }

@@ -77,8 +77,11 @@ func (s *State) Check() error {
 	}
 	n := 0
 	for it := s.approvals.Iterator(); !it.Done(); {
-		_, q, _ := it.Next()
-		n += len(q)
+		id, q, _ := it.Next()
+		if q.Len() == 0 {
+			return fmt.Errorf("run %s keeps an empty approval queue", id)
+		}
+		n += q.Len()
 	}
 	if n != s.nApprovals {
 		return fmt.Errorf("nApprovals %d, counted %d", s.nApprovals, n)

@@ -83,7 +83,7 @@ func expiredKeys[K any](index *immutable.SortedMap[aged[K], struct{}], expired f
 type State struct {
 	runs      *immutable.Map[string, entry]                        // run id → its cached run and reservation keys
 	res       *immutable.Map[storage.ReservationKey, *Reservation] // (scope, key) → reservation
-	approvals *immutable.Map[string, []*runs.Obj]                  // run id → pending approval events (FIFO)
+	approvals *immutable.Map[string, *immutable.List[*runs.Obj]]   // run id → pending approval events (FIFO; shared like steers)
 	steers    *immutable.Map[string, *immutable.List[string]]      // run id → queued steer texts (shared by every copy: appending is O(log n))
 	cursors   *immutable.Map[string, scenarios.Cursor]             // run id → its scenario position (main only; docs/scenarios.md §5)
 
@@ -114,7 +114,7 @@ func New() State {
 	return State{
 		runs:      immutable.NewMap[string, entry](nil),
 		res:       immutable.NewMap[storage.ReservationKey, *Reservation](resHasher{}),
-		approvals: immutable.NewMap[string, []*runs.Obj](nil),
+		approvals: immutable.NewMap[string, *immutable.List[*runs.Obj]](nil),
 		steers:    immutable.NewMap[string, *immutable.List[string]](nil),
 		cursors:   immutable.NewMap[string, scenarios.Cursor](nil),
 		sweepable: immutable.NewSortedMap[aged[string], struct{}](agedComparer[string]{strings.Compare}),
@@ -303,40 +303,89 @@ func (s *State) DelRes(scope, key string) {
 
 // SetApprovals replaces run id's pending approval events (nil: none).
 func (s *State) SetApprovals(id string, q []*runs.Obj) {
-	s.approvals = setQueue(s.approvals, &s.nApprovals, id, q)
+	s.approvals = setList(s.approvals, &s.nApprovals, id, q)
+}
+
+// AppendApproval queues a after run id's pending approval events: O(log n),
+// the list shared with every copy of s (see AppendSteer).
+func (s *State) AppendApproval(id string, a *runs.Obj) {
+	s.approvals = appendList(s.approvals, &s.nApprovals, id, a)
+}
+
+// RemoveApprovals drops run id's pending approval events [from, to) (an
+// answer's, runs.ResolveApprovals): O(log n) from the front or for all, else
+// O((n-to) log n).
+func (s *State) RemoveApprovals(id string, from, to int) {
+	q, ok := s.approvals.Get(id)
+	if !ok || from >= to {
+		return
+	}
+	n := q.Len()
+	s.nApprovals -= to - from
+	switch {
+	case from == 0 && to == n:
+		s.approvals = s.approvals.Delete(id)
+		return
+	case from == 0:
+		q = q.Slice(to, n)
+	default:
+		rest := q
+		q = q.Slice(0, from)
+		for i := to; i < n; i++ {
+			q = q.Append(rest.Get(i))
+		}
+	}
+	s.approvals = s.approvals.Set(id, q)
 }
 
 // SetSteers replaces run id's queued steer texts (nil: none).
-func (s *State) SetSteers(id string, q []string) {
-	s.nSteers += len(q) - s.SteerCount(id)
-	if len(q) == 0 {
-		s.steers = s.steers.Delete(id)
-		return
-	}
-	s.steers = s.steers.Set(id, immutable.NewList(q...))
-}
+func (s *State) SetSteers(id string, q []string) { s.steers = setList(s.steers, &s.nSteers, id, q) }
 
 // AppendSteer queues text after run id's steer texts. The queue is a
 // persistent list: the copies of s that checkpoints hold share it, so a steer
 // costs O(log n) and holds O(log n) new memory however many are queued.
-func (s *State) AppendSteer(id, text string) {
-	q, ok := s.steers.Get(id)
-	if !ok {
-		q = immutable.NewList[string]()
-	}
-	s.steers = s.steers.Set(id, q.Append(text))
-	s.nSteers++
-}
+func (s *State) AppendSteer(id, text string) { s.steers = appendList(s.steers, &s.nSteers, id, text) }
 
-// setQueue returns m with run id's queue replaced by q (removed when empty),
+// setList returns m with run id's queue replaced by q (removed when empty),
 // keeping *n, the number of entries of every queue in m, in step.
-func setQueue[T any](m *immutable.Map[string, []T], n *int, id string, q []T) *immutable.Map[string, []T] {
-	old, _ := m.Get(id)
-	*n += len(q) - len(old)
+func setList[T any](m *immutable.Map[string, *immutable.List[T]], n *int, id string, q []T) *immutable.Map[string, *immutable.List[T]] {
+	*n += len(q) - listLen(m, id)
 	if len(q) == 0 {
 		return m.Delete(id)
 	}
-	return m.Set(id, q)
+	return m.Set(id, immutable.NewList(q...))
+}
+
+// appendList returns m with v queued after run id's entries.
+func appendList[T any](m *immutable.Map[string, *immutable.List[T]], n *int, id string, v T) *immutable.Map[string, *immutable.List[T]] {
+	q, ok := m.Get(id)
+	if !ok {
+		q = immutable.NewList[T]()
+	}
+	*n++
+	return m.Set(id, q.Append(v))
+}
+
+// listLen is the length of run id's queue in m (0: none).
+func listLen[T any](m *immutable.Map[string, *immutable.List[T]], id string) int {
+	if q, ok := m.Get(id); ok {
+		return q.Len()
+	}
+	return 0
+}
+
+// listSlice returns a copy of run id's queue in m, oldest first (nil: none).
+func listSlice[T any](m *immutable.Map[string, *immutable.List[T]], id string) []T {
+	q, ok := m.Get(id)
+	if !ok {
+		return nil
+	}
+	out := make([]T, 0, q.Len())
+	for it := q.Iterator(); !it.Done(); {
+		_, v := it.Next()
+		out = append(out, v)
+	}
+	return out
 }
 
 // EachRes calls f with every reservation; s is flattened first (disk.go).

@@ -186,3 +186,51 @@ func FuzzStateModel(f *testing.F) {
 		runModel(t, ops)
 	})
 }
+
+// The approval and steer queues: appends, and an answer's removal of a run of
+// entries (the oldest, all, one in the middle, the newest), keep the order and
+// the counts, and leave every earlier copy of the State (a checkpoint) as it
+// was.
+func TestQueues(t *testing.T) {
+	entry := func(i int) *runs.Obj {
+		return &runs.Obj{Keys: []string{"request_id"}, Vals: []runs.Value{runs.StringValue(fmt.Sprint(i))}}
+	}
+	ids := func(q []*runs.Obj) string {
+		var out []string
+		for _, e := range q {
+			v, _ := e.Get("request_id")
+			out = append(out, v.Str)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		from, to int
+		want     string
+	}{
+		{0, 1, "1 2 3 4"}, {0, 5, ""}, {2, 3, "0 1 3 4"}, {4, 5, "0 1 2 3"}, {1, 4, "0 4"}, {3, 3, "0 1 2 3 4"},
+	} {
+		s := New()
+		for i := range 5 {
+			s.AppendApproval("r", entry(i))
+			s.AppendSteer("r", fmt.Sprint(i))
+		}
+		saved := s
+		s.RemoveApprovals("r", tc.from, tc.to)
+		if got := ids(s.Approvals("r")); got != tc.want || s.ApprovalCount("r") != len(s.Approvals("r")) {
+			t.Errorf("remove [%d, %d): %q (count %d), want %q", tc.from, tc.to, got, s.ApprovalCount("r"), tc.want)
+		}
+		if got := ids(saved.Approvals("r")); got != "0 1 2 3 4" {
+			t.Errorf("remove [%d, %d) changed a copy: %q", tc.from, tc.to, got)
+		}
+		s.AppendApproval("r", entry(9))
+		s.SetSteers("r", nil)
+		if got := strings.Join(saved.Steers("r"), " "); got != "0 1 2 3 4" || saved.SteerCount("r") != 5 || s.SteerCount("r") != 0 {
+			t.Errorf("steers of the copy %q (%d), of s %d", got, saved.SteerCount("r"), s.SteerCount("r"))
+		}
+		for _, st := range []*State{&s, &saved} {
+			if err := st.Check(); err != nil {
+				t.Errorf("remove [%d, %d): %v", tc.from, tc.to, err)
+			}
+		}
+	}
+}

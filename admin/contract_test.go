@@ -387,3 +387,15 @@ func TestCredentialsWrongTypeMessages(t *testing.T) {
 		}
 	}
 }
+
+// admin.yaml declares the 409 of a branch past the process's bound on every
+// route that can create one (gateway's TestBranchBound makes it).
+func TestBranchBoundDeclared(t *testing.T) {
+	h := http.Header{"Content-Type": {"application/json"}}
+	body := []byte(adminEnvelope("too many branches (max 10000)"))
+	for _, path := range []string{"/__admin/branches/b", "/__admin/branches/b/checkout", "/__admin/checkpoints"} {
+		if err := CheckResponse("POST", path, 409, h, body); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}

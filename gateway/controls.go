@@ -53,7 +53,7 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 	if o.Status == runs.Completed {
 		steers = x.st.Steers(id)
 	}
-	before := runs.StoredRecord(c.Record)
+	before := c.Value()
 	rec := runs.ApplyObserve(before, o, now, approval, steers)
 	nc := x.setRecord(id, c, rec, before)
 	switch o.Status {
@@ -73,7 +73,7 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 		x.st.SetSteers(id, nil)
 	}
 	x.checkpoint = true
-	return nc.Record, nil
+	return nc.Text(), nil
 }
 
 // Emitted is the answer of the events control (controls §11.2).
@@ -117,7 +117,7 @@ func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Er
 		}
 		out.Emitted++
 		if e.Name != "message.delta" {
-			before := runs.StoredRecord(c.Record)
+			before := c.Value()
 			c = x.setRecord(id, c, runs.EventApplied(before, e.Name, now), before)
 		}
 	}

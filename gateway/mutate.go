@@ -76,16 +76,16 @@ func newReservation(scope, key, fingerprint, id string, n int64, text []byte, no
 		Record: text, UpdatedAt: now}}
 }
 
-// durableText is the record a reservation stores for rec, whose cached text is
-// c.Record. The SQLite file (--db) holds the durable copy as upstream writes
-// it, keys sorted at every level (runs-api §4.2 rule 3); in memory the
-// reservation shares the cached bytes, in their vendor order — hydration
-// sorts either way (durable).
+// durableText is the record a reservation stores for rec, cached as c. The
+// SQLite file (--db) holds the durable copy as upstream writes it, keys
+// sorted at every level (runs-api §4.2 rule 3); in memory the reservation
+// shares the cached text, in its vendor order (a large record is rendered) —
+// hydration sorts either way (durable).
 func (g *Gateway) durableText(c *state.Cached, rec *runs.Obj) []byte {
 	if g.waits() {
 		return runs.RenderedSorted(rec)
 	}
-	return c.Record
+	return c.Text()
 }
 
 // durable is the record of reservation r as hydration copies it into the
@@ -108,8 +108,8 @@ func createdAt(o *runs.Obj) float64 {
 // setRecord replaces run id's cached record after a change and applies the
 // persist rule (runs-api §10.2) to its reservation.
 func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec *runs.Obj) *state.Cached {
-	c := &state.Cached{Record: runs.Rendered(rec), Status: runs.RecordStatus(rec), CreatedAt: before.CreatedAt,
-		UpdatedAt: updatedAt(rec), Owner: before.Owner}
+	c := state.Cached{Status: runs.RecordStatus(rec), CreatedAt: before.CreatedAt,
+		UpdatedAt: updatedAt(rec), Owner: before.Owner}.WithRecord(rec, nil)
 	var nr *state.Reservation
 	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
 		n := *r
@@ -131,12 +131,12 @@ func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
 		return nil, false
 	}
 	rec, text := durable(r)
-	c := &state.Cached{Record: text, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
+	c := state.Cached{Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}.WithRecord(rec, text)
 	var nr *state.Reservation
 	if !r.Alive && !runs.IsTerminal(r.Status) {
 		now := x.now()
 		rec := runs.Interrupt(rec, now)
-		c = &state.Cached{Record: runs.Rendered(rec), Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}
+		c = state.Cached{Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}.WithRecord(rec, nil)
 		n := *r
 		n.Record, n.Status, n.UpdatedAt = x.g.durableText(c, rec), runs.Interrupted, now
 		nr = &n

@@ -91,7 +91,7 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 	now := x.now()
 	rec := runs.NewRecord(id, now, sub)
 	owner := state.Owner{Scope: scope, Keyed: key != "", Local: true, Alive: true}
-	c := &state.Cached{Record: runs.Rendered(rec), Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner}
+	c := state.Cached{Status: runs.Queued, CreatedAt: now, UpdatedAt: now, Owner: owner}.WithRecord(rec, nil)
 	var nr *state.Reservation
 	if key != "" {
 		nr = newReservation(scope, key, fingerprint, id, x.st.RunCounter, x.g.durableText(c, rec), now)
@@ -111,7 +111,7 @@ func (g *Gateway) Get(t Target, id string) ([]byte, *runs.Error) {
 		if err != nil {
 			return err
 		}
-		body = c.Record
+		body = c.Text()
 		return nil
 	})
 	return body, err
@@ -133,13 +133,13 @@ func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 			return err
 		}
 		if runs.IsTerminal(c.Status) {
-			s.Terminal = c.Record
+			s.Terminal = c.Text()
 			return nil
 		}
 		if !c.Owner.Local {
 			return runs.RunNotActive(id)
 		}
-		before := runs.StoredRecord(c.Record)
+		before := c.Value()
 		x.setRecord(id, c, runs.Stopped(before, x.now()), before)
 		x.st.SetApprovals(id, nil)
 		x.scenarioStopped(id)
@@ -178,7 +178,7 @@ func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr
 			return runs.ApprovalNotPending(id)
 		}
 		now := x.now()
-		before := runs.StoredRecord(c.Record)
+		before := c.Value()
 		x.setRecord(id, c, runs.ApprovalResponded(before, now), before)
 		x.st.RemoveApprovals(id, from, to)
 		x.emit(id, runs.ApprovalRespondedEvent(id, now, ans, resolved))
@@ -212,7 +212,7 @@ func (g *Gateway) Steer(t Target, id, text string, textErr *runs.Error, refused 
 		}
 		x.st.AppendSteer(id, text)
 		now := x.now()
-		before := runs.StoredRecord(c.Record)
+		before := c.Value()
 		x.setRecord(id, c, runs.Steered(before, now), before)
 		ev := runs.Event(runs.EventRunSteered, id, now)
 		ev.Set("accepted", runs.BoolValue(true))

@@ -89,7 +89,7 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 // cachedOf is the run as its reservation r gives it (not hydrated).
 func cachedOf(r *state.Reservation) *state.Cached {
 	rec := runs.StoredRecord(r.Record)
-	return &state.Cached{Record: r.Record, Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}
+	return state.Cached{Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}.WithRecord(rec, r.Record)
 }
 
 func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {
@@ -114,10 +114,9 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 		if !ok {
 			return RunView{}, runs.RunNotFound(id)
 		}
-		c = cachedOf(r)
-		_, c.Record = durable(r) // keys sorted as hydration would (runs-api §4.2 rule 3)
+		c = cachedOf(r).WithRecord(durable(r)) // keys sorted as hydration would (runs-api §4.2 rule 3)
 	}
-	v := RunView{RunSummary: g.summary(ns, st, id, c), Record: c.Record}
+	v := RunView{RunSummary: g.summary(ns, st, id, c), Record: c.Text()}
 	tr := g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id}) // once: State and counts agree
 	v.Transport = tr.State
 	for _, r := range st.ReservationsOfRun(id) {

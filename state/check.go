@@ -32,6 +32,12 @@ func (s *State) Check() error {
 		if c == nil {
 			continue
 		}
+		if (c.text == nil) == (c.rec == nil) {
+			return fmt.Errorf("run %s keeps its record as text (%v) and as a value (%v): one of the two", id, c.text != nil, c.rec != nil)
+		}
+		if c.rec != nil && len(runs.Rendered(c.rec)) < LargeRecord {
+			return fmt.Errorf("run %s keeps a record of under %d bytes as a value", id, LargeRecord)
+		}
 		cached++
 		if IsLive(c) {
 			live++

@@ -133,7 +133,7 @@ func TestDiskReadsOfUnknownHoldNothing(t *testing.T) {
 	if len(s.disk.orig) != 0 || len(s.disk.runsRead) != 0 {
 		t.Fatalf("orig %d, runsRead %d after reads of unknown keys and ids", len(s.disk.orig), len(s.disk.runsRead))
 	}
-	s.PutRun("run_here", &Cached{Record: []byte("{}"), Status: runs.Queued})
+	s.PutRun("run_here", &Cached{text: []byte("{}"), Status: runs.Queued})
 	s.ResOfRun("run_here")
 	if !s.disk.runsRead["run_here"] || s.disk.withoutRows != 1 {
 		t.Fatalf("a run the State holds is not remembered: %v, %d", s.disk.runsRead, s.disk.withoutRows)

@@ -11,7 +11,9 @@
 //
 // Files, their job and their invariants:
 //
-//	types.go   Owner, Cached (a run in the cache layer: its vendor record and
+//	types.go   Owner, Cached (a run in the cache layer: its vendor record —
+//	           its text, or from LargeRecord bytes on its value, exactly one
+//	           of the two, so that versions share a large echoed field — and
 //	           the fields retention and listings read without parsing it),
 //	           Reservation (the storage row and its record's status; never
 //	           changed once made: the in-memory store keeps the very row).

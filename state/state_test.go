@@ -34,7 +34,7 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 	status := modelStatuses[int(arg)%len(modelStatuses)]
 	switch op % 10 {
 	case 0, 1: // put a run
-		c := &Cached{Record: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
+		c := &Cached{text: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
 			Owner: Owner{Scope: scope, Local: arg%3 != 0, Alive: true}}
 		m.st.PutRun(id, c)
 		m.runs[id] = c
@@ -59,10 +59,10 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 			*m = *(*saved)[int(arg)%len(*saved)].clone()
 		}
 	case 9: // a keyed admission: a run and its reservation in one change
-		c := &Cached{Record: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
+		c := &Cached{text: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
 			Owner: Owner{Scope: scope, Keyed: true, Local: true, Alive: true}}
 		r := &Reservation{Status: status, Reservation: storage.Reservation{Scope: scope, Key: key, RunID: id,
-			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: c.Record}}
+			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: c.text}}
 		m.st.PutRunRes(id, c, r)
 		m.runs[id] = c
 		m.res[resKey(scope, key)] = r
@@ -231,6 +231,28 @@ func TestQueues(t *testing.T) {
 			if err := st.Check(); err != nil {
 				t.Errorf("remove [%d, %d): %v", tc.from, tc.to, err)
 			}
+		}
+	}
+}
+
+// WithRecord keeps a record under LargeRecord bytes as its text (shared) and
+// a larger one as its value (shared), and both read back the same; Check
+// refuses a run with neither or with a small record kept as a value.
+func TestCachedRecord(t *testing.T) {
+	small := runs.StoredRecord([]byte(`{"run_id":"r","session_id":"s"}`))
+	large := runs.StoredRecord([]byte(`{"run_id":"r","session_id":"` + strings.Repeat("s", LargeRecord) + `"}`))
+	for _, rec := range []*runs.Obj{small, large} {
+		text := runs.Rendered(rec)
+		c := Cached{Status: runs.Queued}.WithRecord(rec, nil)
+		if (c.rec != nil) != (len(text) >= LargeRecord) || string(c.Text()) != string(text) || string(runs.Rendered(c.Value())) != string(text) {
+			t.Fatalf("%d bytes: value %v, text %.40q", len(text), c.rec != nil, c.Text())
+		}
+	}
+	for _, c := range []*Cached{{Status: runs.Queued}, {Status: runs.Queued, rec: small}} {
+		s := New()
+		s.PutRun("r", c)
+		if err := s.Check(); err == nil {
+			t.Fatalf("Check passed a run with text %v and value %v", c.text != nil, c.rec != nil)
 		}
 	}
 }

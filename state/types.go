@@ -14,15 +14,57 @@ type Owner struct {
 	Alive bool
 }
 
-// Cached is one run in the cache layer. Record is the vendor JSON rendering of
-// the run record in its current key order; Status, CreatedAt and UpdatedAt are
-// kept beside it so retention, capacity and listings never parse records.
+// Cached is one run in the cache layer: its record (Text, Value) and, beside
+// it so that retention, capacity and listings never look inside records, its
+// Status, CreatedAt and UpdatedAt. A Cached is never changed once stored.
+//
+// The record is kept as its vendor rendering (text), or, from LargeRecord
+// bytes on, as the record itself (rec): exactly one of the two is set. A
+// change of a large record then shares the values it does not rewrite — a
+// large session_id or model echoed from the submission — with the versions
+// retained checkpoints hold, instead of copying the whole text each time.
 type Cached struct {
-	Record    []byte
 	Status    string
 	CreatedAt float64
 	UpdatedAt float64
 	Owner     Owner
+
+	text []byte
+	rec  *runs.Obj
+}
+
+// LargeRecord is the rendered size from which a cached run keeps its record
+// as a value rather than its text (Cached).
+const LargeRecord = 64 << 10
+
+// WithRecord is c holding record rec, whose vendor rendering is text (nil:
+// rendered here).
+func (c Cached) WithRecord(rec *runs.Obj, text []byte) *Cached {
+	if text == nil {
+		text = runs.Rendered(rec)
+	}
+	c.text, c.rec = text, nil
+	if len(text) >= LargeRecord {
+		c.text, c.rec = nil, rec
+	}
+	return &c
+}
+
+// Text is the vendor rendering of the record: shared, never to be changed.
+func (c *Cached) Text() []byte {
+	if c.rec != nil {
+		return runs.Rendered(c.rec)
+	}
+	return c.text
+}
+
+// Value is the record, for a change to start from: shared when large, never
+// to be changed (the transitions of runs return a new record).
+func (c *Cached) Value() *runs.Obj {
+	if c.rec != nil {
+		return c.rec
+	}
+	return runs.StoredRecord(c.text)
 }
 
 // Reservation is the durable row of a keyed submission (runs-api §7) and the

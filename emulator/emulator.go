@@ -94,6 +94,7 @@ type Options struct {
 
 	// Bounds on what a client can make the server hold (hardening H4, H5).
 	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 = 10s
+	WriteTimeout         time.Duration // an answer other than a stream must be taken within it; 0 = 60s
 	ShutdownGrace        time.Duration // Close waits this long for in-flight requests; 0 = 10s
 	MaxInflightBodyBytes int64         // request body bytes held at once (503 server_busy past it); 0 = 64 MiB
 
@@ -222,6 +223,9 @@ func (o Options) withDefaults() Options {
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = 10 * time.Second
 	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = time.Minute
+	}
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = 10 * time.Second
 	}
@@ -320,7 +324,8 @@ func (s *Server) listen() error {
 	// The head must arrive within ReadTimeout; each body is read under its own
 	// deadline (handlers.Bodies), not http.Server.ReadTimeout, whose deadline
 	// would also end every SSE stream that outlives it (hardening H4). No
-	// WriteTimeout either: a stream writes for as long as it lives.
+	// http.Server.WriteTimeout either: a stream writes for as long as it
+	// lives; every other answer has WriteTimeout from its start (answerWriter).
 	// `OPTIONS *` goes through the pipeline like every other request (a 404:
 	// no such route) instead of net/http's own empty 200.
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: s.opts.ReadTimeout, IdleTimeout: 120 * time.Second,

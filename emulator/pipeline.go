@@ -17,6 +17,7 @@ import (
 // ServeHTTP is the request pipeline of runs-api §3.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	w = newAnswerWriter(w, s.opts.WriteTimeout)
 	s.inflight.Store(r, struct{}{})
 	defer s.inflight.Delete(r)
 	// Step 1: the /ns/<name> prefix.

@@ -140,6 +140,7 @@ func serveFlags(out io.Writer) (*flag.FlagSet, *config, error) {
 	fs.BoolVar(&o.LogRequests, "log-requests", e.getBool("LOG_REQUESTS"), "log one line per vendor request [HERMES_EMULATOR_LOG_REQUESTS]")
 	// Bounds on what a client can make the server hold (hardening H4, H5).
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", e.getDur("READ_TIMEOUT", 10*time.Second), "request head and each body must arrive within it [HERMES_EMULATOR_READ_TIMEOUT]")
+	fs.DurationVar(&o.WriteTimeout, "write-timeout", e.getDur("WRITE_TIMEOUT", time.Minute), "an answer (not a stream) must be taken within it, else the connection closes [HERMES_EMULATOR_WRITE_TIMEOUT]")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", e.getDur("SHUTDOWN_GRACE", 10*time.Second), "on SIGTERM, wait this long for in-flight requests [HERMES_EMULATOR_SHUTDOWN_GRACE]")
 	fs.Int64Var(&o.MaxInflightBodyBytes, "max-inflight-body-bytes", e.getInt64("MAX_INFLIGHT_BODY_BYTES", 64<<20), "request body bytes held at once before 503 server_busy [HERMES_EMULATOR_MAX_INFLIGHT_BODY_BYTES]")
 	fs.IntVar(&o.MaxNamespaces, "max-namespaces", e.getInt("MAX_NAMESPACES", 10000), "namespaces that may exist; one more answers 429 [HERMES_EMULATOR_MAX_NAMESPACES]")

@@ -249,8 +249,8 @@ func TestHelpNamesEnvironmentVariables(t *testing.T) {
 			t.Errorf("--%s: usage %q does not name %s] or is missing from --help", f.Name, f.Usage, want)
 		}
 	})
-	if n != 21 {
-		t.Fatalf("%d flags, want 21", n)
+	if n != 22 {
+		t.Fatalf("%d flags, want 22", n)
 	}
 	if !strings.Contains(stdout, "[HERMES_EMULATOR_ADMIN_KEY, MOCKINGBIRD_ADMIN_KEY]") {
 		t.Errorf("--admin-key does not name MOCKINGBIRD_ADMIN_KEY")
@@ -396,13 +396,13 @@ func TestServeBoundFlags(t *testing.T) {
 	if o := parse(); o.ReadTimeout != 10*time.Second || o.ShutdownGrace != 10*time.Second || o.MaxInflightBodyBytes != 64<<20 {
 		t.Fatalf("defaults: %v %v %d", o.ReadTimeout, o.ShutdownGrace, o.MaxInflightBodyBytes)
 	}
-	cliClean(t, "READ_TIMEOUT", "2s", "SHUTDOWN_GRACE", "500ms", "MAX_INFLIGHT_BODY_BYTES", "1000")
-	if o := parse(); o.ReadTimeout != 2*time.Second || o.ShutdownGrace != 500*time.Millisecond || o.MaxInflightBodyBytes != 1000 {
-		t.Fatalf("environment: %v %v %d", o.ReadTimeout, o.ShutdownGrace, o.MaxInflightBodyBytes)
+	cliClean(t, "READ_TIMEOUT", "2s", "WRITE_TIMEOUT", "4s", "SHUTDOWN_GRACE", "500ms", "MAX_INFLIGHT_BODY_BYTES", "1000")
+	if o := parse(); o.ReadTimeout != 2*time.Second || o.WriteTimeout != 4*time.Second || o.ShutdownGrace != 500*time.Millisecond || o.MaxInflightBodyBytes != 1000 {
+		t.Fatalf("environment: %v %v %v %d", o.ReadTimeout, o.WriteTimeout, o.ShutdownGrace, o.MaxInflightBodyBytes)
 	}
-	if o := parse("--read-timeout", "3s", "--shutdown-grace", "1s", "--max-inflight-body-bytes", "7"); o.ReadTimeout != 3*time.Second ||
-		o.ShutdownGrace != time.Second || o.MaxInflightBodyBytes != 7 {
-		t.Fatalf("flags: %v %v %d", o.ReadTimeout, o.ShutdownGrace, o.MaxInflightBodyBytes)
+	if o := parse("--read-timeout", "3s", "--write-timeout", "5s", "--shutdown-grace", "1s", "--max-inflight-body-bytes", "7"); o.ReadTimeout != 3*time.Second ||
+		o.WriteTimeout != 5*time.Second || o.ShutdownGrace != time.Second || o.MaxInflightBodyBytes != 7 {
+		t.Fatalf("flags: %v %v %v %d", o.ReadTimeout, o.WriteTimeout, o.ShutdownGrace, o.MaxInflightBodyBytes)
 	}
 }
 

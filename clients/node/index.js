@@ -163,7 +163,8 @@ function listening(child, exited, stderr, timeoutMs) {
     child.stdout.on("data", (chunk) => {
       if (out === null) return; // listening: later output is read and dropped, so the pipe never fills
       out += chunk;
-      const m = /listening on (https?:\/\/[^\s/]+)/.exec(out);
+      // The URL ends at white space, a slash or a quote: with log "json" the banner is a JSON line.
+      const m = /listening on (https?:\/\/[^\s/"]+)/.exec(out);
       if (m) {
         out = null;
         clearTimeout(timer);

@@ -53,6 +53,18 @@ test("an ephemeral loopback port, served until close()", async () => {
   await assert.rejects(fetch(`${server.url}/health`), TypeError);
 });
 
+test("log: \"json\": the URL comes from the JSON banner line", async () => {
+  const server = await createServer({ log: "json" });
+  try {
+    assert.equal(server.host, "127.0.0.1");
+    assert.ok(server.port > 0);
+    assert.equal(server.url, `http://127.0.0.1:${server.port}`);
+    assert.equal((await server.control.clock.get()).frozen, false);
+  } finally {
+    await server.close();
+  }
+});
+
 test("a binary that cannot start rejects with its stderr", async () => {
   await assert.rejects(createServer({ args: ["--no-such-flag"] }), {
     name: "EmulatorError",

@@ -47,6 +47,14 @@ def test_ephemeral_port_until_close():
         urllib.request.urlopen(emu.url + "/health", timeout=2)
 
 
+def test_json_log_banner():
+    # --log json prints the banner as a JSON line: the URL ends at its closing quote.
+    with HermesEmulator(log="json") as emu:
+        assert emu.host == "127.0.0.1" and emu.port > 0
+        assert emu.url == f"http://127.0.0.1:{emu.port}"
+        assert emu.control.clock()["frozen"] is False
+
+
 def test_find_binary(tmp_path):
     fake = tmp_path / "hermes-emulator"
     fake.write_text("#!/bin/sh\n")

@@ -36,7 +36,8 @@ _HOW_TO_GET = (
     "HERMES_EMULATOR_BIN to its path"
 )
 
-_BANNER = re.compile(r"listening on (https?://[^\s/]+)")
+# The URL ends at white space, a slash or a quote: with log="json" the banner is a JSON line.
+_BANNER = re.compile(r"listening on (https?://[^\s/\"]+)")
 
 
 class EmulatorError(RuntimeError):

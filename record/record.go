@@ -101,10 +101,14 @@ func New(opts Options) (*Recorder, error) {
 	if opts.Out == "" {
 		return nil, errors.New("record: --out is required")
 	}
-	// The file is written at the end: a directory that is not there would lose
-	// the whole recording, so it is named now.
+	// The file is written at the end: a directory that is not there, or an
+	// --out that is a directory, would lose the whole recording, so it is
+	// named now.
 	if dir := filepath.Dir(opts.Out); !isDir(dir) {
 		return nil, fmt.Errorf("record: --out %s: the directory %s does not exist", opts.Out, dir)
+	}
+	if isDir(opts.Out) {
+		return nil, fmt.Errorf("record: --out %s: is a directory, not a file", opts.Out)
 	}
 	if opts.Speed == 0 {
 		opts.Speed = 1

@@ -208,3 +208,18 @@ func TestNewRefusesOptions(t *testing.T) {
 		}
 	}
 }
+
+// --out naming a directory is refused by New: the file is written only at the
+// end (a rename onto the directory fails), so the whole recording would be lost.
+func TestNewRefusesDirectoryOut(t *testing.T) {
+	dir := t.TempDir()
+	for _, out := range []string{dir, dir + string(filepath.Separator)} {
+		_, err := New(Options{Upstream: "http://127.0.0.1:1", Out: out})
+		if want := "record: --out " + out + ": is a directory, not a file"; err == nil || err.Error() != want {
+			t.Errorf("New(Out %q) = %v, want %q", out, err, want)
+		}
+	}
+	if _, err := New(Options{Upstream: "http://127.0.0.1:1", Out: filepath.Join(dir, "o.yaml")}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -23,7 +23,10 @@ export interface ServerOptions {
   port?: number;
   /** Listen address (--host); default 127.0.0.1. */
   host?: string;
-  /** Require x-mockingbird-admin-key on /__admin (--admin-key); `control` sends it. */
+  /**
+   * Require x-mockingbird-admin-key on /__admin (--admin-key); `control` sends it, or the key the binary
+   * takes from `args` or from HERMES_EMULATOR_ADMIN_KEY / MOCKINGBIRD_ADMIN_KEY when this is not set.
+   */
   adminKey?: string;
   /** SQLite file, durable across restarts (--db); default a private in-memory database. */
   db?: string;

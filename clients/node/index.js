@@ -76,6 +76,25 @@ export function serveArgs(o) {
   return [...args, ...(o.args ?? [])];
 }
 
+/**
+ * The admin key the binary will require when started with serveArgs(o) in env: the last --admin-key
+ * among the flags (options.adminKey, then args), else HERMES_EMULATOR_ADMIN_KEY (when set, even empty),
+ * else MOCKINGBIRD_ADMIN_KEY — the binary's own order — so that `control` can send it.
+ * @param {import("./index.js").ServerOptions} o
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {string | undefined}
+ */
+function adminKeyOf(o, env) {
+  let key = env.HERMES_EMULATOR_ADMIN_KEY ?? env.MOCKINGBIRD_ADMIN_KEY;
+  const args = serveArgs(o);
+  for (let i = 1; i < args.length; i++) {
+    if (args[i] === "--") break;
+    const m = /^--?admin-key(?:=([\s\S]*))?$/.exec(args[i]);
+    if (m) key = m[1] ?? args[++i];
+  }
+  return key || undefined;
+}
+
 // Children still running when this process exits are killed (close() removes its own): on a normal
 // exit, and on SIGINT, SIGTERM or SIGHUP, which would otherwise end this process without an "exit"
 // event. The signal handlers exist only while a child runs; when nothing else handles the signal, it
@@ -137,7 +156,7 @@ export async function createServer(options = {}) {
   child.stderr.unref?.();
 
   const { hostname, port } = new URL(url);
-  const control = new Control(url, { adminKey: options.adminKey });
+  const control = new Control(url, { adminKey: adminKeyOf(options, process.env) });
   let closing;
   return {
     url,

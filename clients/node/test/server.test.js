@@ -82,6 +82,37 @@ test("adminKey locks the control plane; control sends the key", async (t) => {
   assert.equal((await server.control.clock.advance(1500)).now, 1700000001500);
 });
 
+test("control sends the key the binary took from the environment or from args", async () => {
+  const saved = { h: process.env.HERMES_EMULATOR_ADMIN_KEY, m: process.env.MOCKINGBIRD_ADMIN_KEY };
+  const restore = (k, v) => (v === undefined ? delete process.env[k] : (process.env[k] = v));
+  const locked = async (options, key) => {
+    const server = await createServer(options);
+    try {
+      assert.equal((await fetch(`${server.url}/__admin/clock`)).status, 401);
+      assert.equal((await fetch(`${server.url}/__admin/clock`, { headers: { "x-mockingbird-admin-key": key } })).status, 200);
+      assert.equal(server.control.adminKey, key);
+      assert.equal((await server.control.clock.get()).frozen, false);
+    } finally {
+      await server.close();
+    }
+  };
+  try {
+    delete process.env.HERMES_EMULATOR_ADMIN_KEY;
+    process.env.MOCKINGBIRD_ADMIN_KEY = "m1";
+    await locked({}, "m1");
+    process.env.HERMES_EMULATOR_ADMIN_KEY = "h1"; // wins over MOCKINGBIRD_ADMIN_KEY, as in the binary
+    await locked({}, "h1");
+    await locked({ adminKey: "o1" }, "o1"); // the option is a flag: it wins over the environment
+    delete process.env.HERMES_EMULATOR_ADMIN_KEY;
+    delete process.env.MOCKINGBIRD_ADMIN_KEY;
+    await locked({ args: ["--admin-key=a1"] }, "a1");
+    await locked({ adminKey: "o1", args: ["-admin-key", "a2"] }, "a2"); // the last flag wins
+  } finally {
+    restore("HERMES_EMULATOR_ADMIN_KEY", saved.h);
+    restore("MOCKINGBIRD_ADMIN_KEY", saved.m);
+  }
+});
+
 test("control errors carry status, type, code and the envelope's message", async (t) => {
   const server = await createServer();
   t.after(() => server.close());

@@ -94,6 +94,29 @@ def test_admin_key_and_control_errors():
         assert str(e) == "POST /__admin/hermes/runs/run_missing/observe: 404 Run not found: run_missing (run_not_found)"
 
 
+def test_control_sends_the_key_the_binary_took_from_the_environment_or_args(monkeypatch):
+    # The pytest plugin's session server takes its flags from --hermes-emulator-arg or HERMES_EMULATOR_*:
+    # a key given either way must reach its control client, else every fixture call answers 401.
+    def locked(key, **options):
+        with HermesEmulator(**options) as emu:
+            with pytest.raises(urllib.error.HTTPError) as raw:
+                urllib.request.urlopen(emu.url + "/__admin/clock", timeout=5)
+            assert raw.value.code == 401
+            assert emu.control.admin_key == key
+            assert emu.control.clock()["frozen"] is False
+
+    monkeypatch.delenv("HERMES_EMULATOR_ADMIN_KEY", raising=False)
+    monkeypatch.setenv("MOCKINGBIRD_ADMIN_KEY", "m1")
+    locked("m1")
+    monkeypatch.setenv("HERMES_EMULATOR_ADMIN_KEY", "h1")  # wins over MOCKINGBIRD_ADMIN_KEY, as in the binary
+    locked("h1")
+    locked("o1", admin_key="o1")  # the option is a flag: it wins over the environment
+    monkeypatch.delenv("HERMES_EMULATOR_ADMIN_KEY")
+    monkeypatch.delenv("MOCKINGBIRD_ADMIN_KEY")
+    locked("a1", args=["--admin-key=a1"])
+    locked("a2", admin_key="o1", args=["-admin-key", "a2"])  # the last flag wins
+
+
 def test_the_binary_stops_when_python_exits_without_close():
     src = os.path.join(os.path.dirname(__file__), "..", "src")
     script = "from hermes_emulator import HermesEmulator; print(HermesEmulator().start().pid)"

@@ -85,6 +85,27 @@ def serve_args(
     return out + list(args)
 
 
+def _admin_key_of(args: Sequence[str], env: Any) -> Optional[str]:
+    """The admin key the binary will require when started with args (serve_args) in env: the last
+    --admin-key among the flags, else HERMES_EMULATOR_ADMIN_KEY (when set, even empty), else
+    MOCKINGBIRD_ADMIN_KEY — the binary's own order — so that ``control`` can send it."""
+    key = env.get("HERMES_EMULATOR_ADMIN_KEY", env.get("MOCKINGBIRD_ADMIN_KEY"))
+    args = list(args)
+    i = 1
+    while i < len(args):
+        if args[i] == "--":
+            break
+        m = re.fullmatch(r"--?admin-key(?:=(.*))?", args[i], re.DOTALL)
+        if m:
+            if m.group(1) is not None:
+                key = m.group(1)
+            elif i + 1 < len(args):
+                i += 1
+                key = args[i]
+        i += 1
+    return key or None
+
+
 # Children still running when this process ends are killed: at exit (atexit), and on SIGTERM or SIGHUP,
 # which end Python without running atexit. Those handlers are installed only while a child runs, only
 # where the signal still has its default action, and re-raise the signal, so the process ends as before.
@@ -183,7 +204,7 @@ class HermesEmulator:
         self.host, _, port = hostport.rpartition(":")
         self.host = self.host.strip("[]")
         self.port = int(port)
-        self.control = Control(self.url, admin_key=self._options.get("admin_key"))
+        self.control = Control(self.url, admin_key=_admin_key_of(self._args, os.environ))
         return self
 
     def _await_banner(self, lines: "queue.Queue[Optional[str]]") -> str:

@@ -16,6 +16,8 @@ import (
 )
 
 // Messages of the file's own rules (a step body's messages are its control's).
+// msgAfter names the bounds of after: a duration string is an int64 of
+// nanoseconds (time.ParseDuration), a number at most maxAfterMs.
 const (
 	msgRoot          = `expected {"scenarios":[...]}`
 	msgList          = "expected a list of scenarios"
@@ -26,7 +28,7 @@ const (
 	msgSteps         = "expected a non-empty list of steps"
 	msgStepList      = "expected a list of steps"
 	msgSteers        = "expected deliver or keep"
-	msgAfter         = `expected a duration such as "250ms" or a number of milliseconds, finite and at least 0`
+	msgAfter         = `expected a duration such as "250ms" (at most 2562047h) or a number of milliseconds (at most 8.64e15), at least 0`
 	msgOneAction     = "expected exactly one of observe, events, approval, deliver_steers"
 	msgDeliverSteers = "expected true"
 )

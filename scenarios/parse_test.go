@@ -40,6 +40,9 @@ func TestParseErrors(t *testing.T) {
 		{step(`{"after":"soon","observe":{"status":"running"}}`), `scenarios[0].steps[1].after: ` + msgAfter},
 		{step(`{"after":1e400,"observe":{"status":"running"}}`), `scenarios[0].steps[1].after: ` + msgAfter},
 		{step(`{"after":true,"observe":{"status":"running"}}`), `scenarios[0].steps[1].after: ` + msgAfter},
+		// Finite and not negative, but past the bounds: the message names them.
+		{step(`{"after":1e16,"observe":{"status":"running"}}`), `scenarios[0].steps[1].after: expected a duration such as "250ms" (at most 2562047h) or a number of milliseconds (at most 8.64e15), at least 0`},
+		{step(`{"after":"9999999h","observe":{"status":"running"}}`), `scenarios[0].steps[1].after: expected a duration such as "250ms" (at most 2562047h) or a number of milliseconds (at most 8.64e15), at least 0`},
 		{step(`{"after":0}`), `scenarios[0].steps[1]: ` + msgOneAction},
 		{step(`{"after":0,"observe":{"status":"running"},"deliver_steers":true}`), `scenarios[0].steps[1]: ` + msgOneAction},
 		// The observe control's own messages (controls §11.1).

@@ -120,3 +120,26 @@ def test_restore_clock_puts_a_frozen_clock_back_at_its_instant(hermes_emulator):
     restore_clock(control, running)
     after = control.clock()
     assert (after["frozen"], after["offsetMs"]) == (False, 60000)
+
+
+def test_this_checkout_runs_with_the_package_installed(tmp_path):
+    """conftest.py enables the plugin only when no installed package does (its pytest11 entry point):
+    pytest refuses a plugin registered twice, so `pip install clients/python` then pytest here would fail."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    site = tmp_path / "site"
+    shutil.copytree(os.path.join(here, "src", "hermes_emulator"), site / "hermes_emulator")
+    info = site / "hermes_emulator-0.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-emulator\nVersion: 0.0.0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nhermes_emulator = hermes_emulator.pytest_plugin\n")
+    (info / "RECORD").write_text("")
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "tests/test_plugin.py"],
+        cwd=here, env={**os.environ, "PYTHONPATH": str(site)}, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "test_lost_response_and_keyed_retry" in res.stdout

@@ -1,7 +1,8 @@
 """pytest plugin: one hermes-emulator per session, a fresh namespace per test.
 
 Installed with the package (entry point ``pytest11``), or enabled with
-``pytest_plugins = ["hermes_emulator.pytest_plugin"]`` in a conftest.py.
+``pytest_plugins = ["hermes_emulator.pytest_plugin"]`` in a conftest.py (not both: pytest refuses a
+plugin registered twice).
 
     def test_submit(hermes_emulator):
         run = hermes_emulator.post("/v1/runs", {"input": "hi"})

@@ -249,6 +249,14 @@ func checkHeader(name, value string) *runs.Error {
 	if strings.ContainsAny(value, "\r\n\x00") {
 		return runs.Admin(400, "fault header "+name+" has a CR, LF or NUL in its value")
 	}
+	// The server frames every answer: a length that disagrees with the body
+	// would cut it or leave the client waiting (a dropped connection is
+	// "drop": true).
+	for _, framing := range []string{"Content-Length", "Transfer-Encoding"} {
+		if strings.EqualFold(name, framing) {
+			return runs.Admin(400, "fault header "+framing+" is set by the server")
+		}
+	}
 	return nil
 }
 

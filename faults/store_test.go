@@ -115,6 +115,10 @@ func TestAdd(t *testing.T) {
 		{name: "header name with a space", body: `{"status":500,"headers":{"X A":"a"}}`, status: 400, msg: `fault header "X A" is not a valid header name`},
 		{name: "empty header name", body: `{"status":500,"headers":{"":"a"}}`, status: 400, msg: `fault header "" is not a valid header name`},
 		{name: "header name with a colon", body: `{"status":500,"headers":{"a:b":"a"}}`, status: 400, msg: `fault header "a:b" is not a valid header name`},
+		{name: "Content-Length", body: `{"status":503,"headers":{"content-length":"5"}}`, status: 400, msg: "fault header Content-Length is set by the server"},
+		{name: "Transfer-Encoding", body: `{"status":503,"headers":{"Transfer-Encoding":"chunked"}}`, status: 400, msg: "fault header Transfer-Encoding is set by the server"},
+		{name: "other headers are the rule's", body: `{"status":503,"headers":{"Connection":"close","Content-Type":"text/plain"}}`,
+			want: `{"namespace":"default","status":503,"headers":{"Connection":"close","Content-Type":"text/plain"},"id":"fault_1"}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

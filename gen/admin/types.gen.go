@@ -556,11 +556,13 @@ type FaultRule struct {
 // FaultRuleInput A fault rule (controls §6.1) as sent; or, with `preset`, a preset name plus overrides. Unknown fields are refused (H6): `{"match":{"path":"/v1/runs"},"status":503}` answers 400 `unknown field match`.
 type FaultRuleInput struct {
 	// Body Any JSON value, null included.
-	Body      *AnyValue          `json:"body,omitempty"`
-	Count     *int               `json:"count,omitempty"`
-	DelayMs   *float64           `json:"delayMs,omitempty"`
-	Drop      *bool              `json:"drop,omitempty"`
-	Effect    *string            `json:"effect,omitempty"`
+	Body    *AnyValue `json:"body,omitempty"`
+	Count   *int      `json:"count,omitempty"`
+	DelayMs *float64  `json:"delayMs,omitempty"`
+	Drop    *bool     `json:"drop,omitempty"`
+	Effect  *string   `json:"effect,omitempty"`
+
+	// Headers The answer's headers. Content-Length and Transfer-Encoding are the server's → 400 `fault header Content-Length is set by the server`.
 	Headers   *map[string]string `json:"headers,omitempty"`
 	Id        *string            `json:"id,omitempty"`
 	LatencyMs *float64           `json:"latencyMs,omitempty"`

@@ -872,6 +872,7 @@ export interface components {
             namespace?: string;
             status?: number;
             body?: components["schemas"]["AnyValue"];
+            /** @description The answer's headers. Content-Length and Transfer-Encoding are the server's → 400 `fault header Content-Length is set by the server`. */
             headers?: {
                 [key: string]: string;
             };

@@ -81,6 +81,29 @@ def test_a_binary_that_cannot_start_reports_its_stderr():
         HermesEmulator(binary="/nonexistent/hermes-emulator").start()
 
 
+def test_start_timeout_counts_the_whole_start(tmp_path):
+    # A binary that keeps printing other lines and never its address: start_timeout
+    # is the whole start's, not a line's (it prints for 6 s, then ends).
+    chatty = tmp_path / "hermes-emulator"
+    chatty.write_text("#!/bin/sh\nfor i in $(seq 20); do echo working; sleep 0.3; done\n")
+    chatty.chmod(chatty.stat().st_mode | stat.S_IEXEC)
+    began = time.monotonic()
+    with pytest.raises(EmulatorError, match=r"^hermes-emulator did not report its address within 1.0 s"):
+        HermesEmulator(binary=str(chatty), start_timeout=1.0).start()
+    assert time.monotonic() - began < 3
+
+
+def test_start_twice_is_refused():
+    emu = HermesEmulator().start()
+    try:
+        with pytest.raises(EmulatorError, match=rf"^hermes-emulator already runs \(pid {emu.pid}\): close\(\) it before starting again$"):
+            emu.start()
+        assert emu.get("/health")["status"] == "ok"
+    finally:
+        emu.close()
+    emu.start().close()  # once closed, it starts again
+
+
 def test_admin_key_and_control_errors():
     with HermesEmulator(admin_key="s3cret") as emu:
         with pytest.raises(urllib.error.HTTPError) as raw:

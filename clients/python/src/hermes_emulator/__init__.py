@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from typing import Any, Optional, Sequence
 
 from ._control import Control, ControlError, http_json
@@ -181,7 +182,10 @@ class HermesEmulator:
         self.close()
 
     def start(self) -> "HermesEmulator":
-        """Starts the binary and returns once it listens; raises EmulatorError otherwise."""
+        """Starts the binary and returns once it listens, within start_timeout seconds in all;
+        raises EmulatorError otherwise, and when this emulator is already running."""
+        if self._proc is not None and self._proc.poll() is None:
+            raise EmulatorError(f"hermes-emulator already runs (pid {self._proc.pid}): close() it before starting again")
         binary = self._binary or find_binary()
         try:
             proc = subprocess.Popen(
@@ -208,9 +212,10 @@ class HermesEmulator:
         return self
 
     def _await_banner(self, lines: "queue.Queue[Optional[str]]") -> str:
+        deadline = time.monotonic() + self._timeout
         while True:
             try:
-                line = lines.get(timeout=self._timeout)
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 raise EmulatorError(f"hermes-emulator did not report its address within {self._timeout} s; stderr: {self._stderr_text()}") from None
             if line is None:  # stdout closed: the process ended

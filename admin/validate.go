@@ -155,21 +155,9 @@ func admits(schema *openapi3.Schema, v any) bool {
 	return false
 }
 
-// ofType reports whether v has the (single) type schema declares.
+// ofType reports whether v has the single type schema declares.
 func ofType(schema *openapi3.Schema, v any) bool {
-	switch v.(type) {
-	case string:
-		return schema.Type.Is(openapi3.TypeString)
-	case float64:
-		return schema.Type.Is(openapi3.TypeNumber) || schema.Type.Is(openapi3.TypeInteger)
-	case bool:
-		return schema.Type.Is(openapi3.TypeBoolean)
-	case []any:
-		return schema.Type.Is(openapi3.TypeArray)
-	case map[string]any:
-		return schema.Type.Is(openapi3.TypeObject)
-	}
-	return false
+	return schema.Type != nil && len(*schema.Type) == 1 && v != nil && admits(schema, v)
 }
 
 // schemaErrors flattens kin-openapi's findings (api.SchemaErrors).

@@ -201,7 +201,10 @@ func (x *tx) sweep(at float64) int {
 // prune deletes terminal reservations older than 24 hours (runs-api §11.3).
 func (x *tx) prune() {
 	now := x.now()
-	for _, k := range x.st.Prunable(func(updatedAt float64) bool { return runs.Expired(updatedAt, now, runs.DurableRetention) }) {
+	// Every expired updatedAt is below now − DurableRetention + 1 (the bound
+	// allows for the rounding of the subtraction).
+	before := now - runs.DurableRetention + 1
+	for _, k := range x.st.Prunable(before, func(updatedAt float64) bool { return runs.Expired(updatedAt, now, runs.DurableRetention) }) {
 		x.delRes(k.Scope, k.Key)
 	}
 }

@@ -125,3 +125,45 @@ func TestFailedReadAnswers500(t *testing.T) {
 		t.Fatalf("namespaces %v", ns)
 	}
 }
+
+// After a real restart, a keyed admission prunes every expired terminal
+// reservation of the namespace (runs-api §11.3), also the start-up rows not
+// read yet: the completed run is gone for GET (404, as after a logical
+// restart), the restart counts one reservation, and the file holds one row.
+// Before, only rows already read were pruned: GET answered 200 and restart
+// retained 2.
+func TestPruneAfterRestartReachesUnreadRows(t *testing.T) {
+	mem := storage.NewMemory()
+	wall := 1700000000000.0
+	g, err := New(mem, Options{Wall: func() float64 { return wall }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, cerr := g.Create(Main("default"), Creation{Key: "old", Fingerprint: "fp", Sub: &runs.Submission{}})
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	done := runs.ObjectValue(&runs.Obj{Keys: []string{"status"}, Vals: []runs.Value{runs.StringValue(runs.Completed)}})
+	if _, err := g.Observe("default", old.RunID, done, true); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	wall += 86401000
+	g, err = New(mem, Options{Wall: func() float64 { return wall }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Create(Main("default"), Creation{Key: "new", Fingerprint: "fp", Sub: &runs.Submission{}}); err != nil {
+		t.Fatal(err)
+	}
+	if body, gerr := g.Get(Main("default"), old.RunID); gerr == nil || gerr.Status != 404 {
+		t.Fatalf("GET of the pruned run: %s %+v, want 404", body, gerr)
+	}
+	if n, _ := mem.CountReservations(bg(), "default"); n != 1 {
+		t.Fatalf("the store holds %d reservations, want 1", n)
+	}
+	if r, rerr := g.Restart("default", false); rerr != nil || r.Retained != 1 {
+		t.Fatalf("restart %+v %v, want 1 retained", r, rerr)
+	}
+}

@@ -55,10 +55,16 @@ func (s *State) Sweepable(expired func(updatedAt float64) bool) []string {
 }
 
 // Prunable returns the keys of the terminal reservations whose durable
-// updatedAt expired reports true for, oldest first: the walk stops at the
-// first that is not expired.
-func (s *State) Prunable(expired func(updatedAt float64) bool) []storage.ReservationKey {
-	return expiredKeys(s.prunable, expired)
+// updatedAt expired reports true for, those in memory oldest first, then the
+// start-up rows not read yet (disk.go) oldest first: each walk stops at the
+// first that is not expired. Every expired updatedAt is less than before (the
+// start-up rows are read up to it).
+func (s *State) Prunable(before float64, expired func(updatedAt float64) bool) []storage.ReservationKey {
+	out := expiredKeys(s.prunable, expired)
+	if s.disk != nil {
+		out = append(out, s.diskPrunable(before, expired)...)
+	}
+	return out
 }
 
 // Approvals returns a copy of run id's pending approval events, oldest first

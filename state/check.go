@@ -81,6 +81,20 @@ func (s *State) Check() error {
 	if prunable != s.prunable.Len() {
 		return fmt.Errorf("prunable %d, counted %d", s.prunable.Len(), prunable)
 	}
+	if s.pruned != nil && s.disk == nil {
+		return fmt.Errorf("a prune cursor without start-up rows")
+	}
+	if s.pruned != nil {
+		for it := s.disk.terms.Iterator(); !it.Done(); {
+			a, _, _ := it.Next()
+			if (agedComparer[storage.ReservationKey]{compareRes}).Compare(a, *s.pruned) > 0 {
+				break
+			}
+			if !s.isMasked(a.key) {
+				return fmt.Errorf("start-up row %q is behind the prune cursor but not masked", a.key)
+			}
+		}
+	}
 	n := 0
 	for it := s.approvals.Iterator(); !it.Done(); {
 		id, q, _ := it.Next()

@@ -2,6 +2,9 @@ package state
 
 import (
 	"context"
+	"math"
+
+	"github.com/benbjohnson/immutable"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
@@ -23,6 +26,11 @@ import (
 // start-up row (nil: none). After all() (a checkout of main, a logical
 // restart, a repair, which rewrite whole namespaces), orig holds every row
 // and the store is not read again.
+//
+// The durable prune (runs-api §11.3) also reaches start-up rows not read yet:
+// terms indexes every terminal start-up row orig holds by (updatedAt, key),
+// and every terminal start-up row updated before scanned is in orig (scan
+// reads them). A State walks terms from its own cursor (State.pruned).
 type diskRows struct {
 	store       storage.Store
 	ns          string
@@ -31,6 +39,8 @@ type diskRows struct {
 	runsRead    map[string]bool                         // run ids whose start-up rows orig holds (ofRun read them)
 	withoutRows int                                     // ids in runsRead without start-up rows
 	complete    bool                                    // orig holds every row
+	terms       *immutable.SortedMap[aged[storage.ReservationKey], struct{}]
+	scanned     float64 // every terminal start-up row updated before it is in orig
 }
 
 // maxRunsWithoutRows bounds the run ids without start-up rows that ofRun
@@ -39,7 +49,9 @@ const maxRunsWithoutRows = 100_000
 
 func newDiskRows(store storage.Store, ns string) *diskRows {
 	return &diskRows{store: store, ns: ns, orig: map[storage.ReservationKey]*Reservation{},
-		byRun: map[string][]storage.ReservationKey{}, runsRead: map[string]bool{}}
+		byRun: map[string][]storage.ReservationKey{}, runsRead: map[string]bool{},
+		terms:   immutable.NewSortedMap[aged[storage.ReservationKey], struct{}](agedComparer[storage.ReservationKey]{compareRes}),
+		scanned: math.Inf(-1)}
 }
 
 // diskRow is a stored row as a start-up reservation: a real restart made every
@@ -58,7 +70,31 @@ func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
 	d.orig[k] = r
 	if r != nil {
 		d.byRun[r.RunID] = append(d.byRun[r.RunID], k)
+		if runs.IsTerminal(r.Status) {
+			d.terms = d.terms.Set(aged[storage.ReservationKey]{r.UpdatedAt, k}, struct{}{})
+		}
 	}
+}
+
+// scan reads into orig every terminal start-up row updated before before
+// (the store once per range: later calls read only what is newer than what
+// was read). A row of a key orig holds is not a start-up row (it was read
+// before it was written); the others are, as the store still holds them.
+// Unfinished rows are not kept: a prune never takes them.
+func (d *diskRows) scan(before float64) {
+	if d.complete || before <= d.scanned {
+		return
+	}
+	rows, err := d.store.ReservationsUpdatedIn(context.Background(), d.ns, d.scanned, before)
+	if err != nil {
+		panic(runs.Storage(err))
+	}
+	for _, row := range rows {
+		if r := diskRow(row); runs.IsTerminal(r.Status) {
+			d.record(resKey(row.Scope, row.Key), r)
+		}
+	}
+	d.scanned = before
 }
 
 // get returns the start-up row of (scope, key), nil when there was none. A
@@ -125,7 +161,37 @@ func (d *diskRows) all() {
 	for _, row := range rows {
 		d.record(resKey(row.Scope, row.Key), diskRow(row))
 	}
-	d.complete = true
+	d.complete, d.scanned = true, math.Inf(1)
+}
+
+// diskPrunable returns the keys of the terminal start-up rows s still sees
+// whose updatedAt expired reports true for, oldest first; every expired one
+// is updated before before. s's cursor moves past the rows s masked, so each
+// is walked over once.
+func (s *State) diskPrunable(before float64, expired func(updatedAt float64) bool) []storage.ReservationKey {
+	d := s.disk
+	d.scan(before)
+	var out []storage.ReservationKey
+	it := d.terms.Iterator()
+	if s.pruned != nil {
+		it.Seek(*s.pruned)
+	}
+	moving := true
+	for !it.Done() {
+		a, _, _ := it.Next()
+		if s.isMasked(a.key) {
+			if moving {
+				s.pruned = &a
+			}
+			continue
+		}
+		if !expired(a.at) {
+			break
+		}
+		moving = false
+		out = append(out, a.key)
+	}
+	return out
 }
 
 // Flatten makes s hold every reservation it sees in memory, without disk:
@@ -136,7 +202,7 @@ func (s *State) Flatten() {
 	}
 	d := s.disk
 	d.all()
-	s.disk = nil
+	s.disk, s.pruned = nil, nil
 	for k, r := range d.orig {
 		if r != nil && !s.isMasked(k) {
 			s.addRes(k, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -50,7 +51,25 @@ func TestDiskModel(t *testing.T) {
 		var saved []diskPair
 		for step := range 600 {
 			row := diskRes(rng, int64(100+step))
-			switch op := rng.IntN(10); {
+			switch op := rng.IntN(11); {
+			case op == 10:
+				// A durable prune (runs-api §11.3) also takes the start-up
+				// rows not read yet, as the State that loaded them whole.
+				at := float64(rng.IntN(step + 120))
+				expired := func(u float64) bool { return u < at }
+				a, b := p.lazy.Prunable(at, expired), p.whole.Prunable(at, expired)
+				slices.SortFunc(a, compareRes)
+				slices.SortFunc(b, compareRes)
+				if !slices.Equal(a, b) {
+					t.Fatalf("step %d: prunable before %v: lazy %v, whole %v", step, at, a, b)
+				}
+				for _, k := range a {
+					p.lazy.DelRes(k.Scope, k.Key)
+					p.whole.DelRes(k.Scope, k.Key)
+					if err := store.Apply(ctx, storage.Batch{Namespace: "a", Delete: []storage.ReservationKey{k}}); err != nil {
+						t.Fatal(err)
+					}
+				}
 			case op < 3:
 				r := diskRow(row).withOwner(true, false)
 				p.lazy.PutRes(r)

@@ -29,7 +29,10 @@
 //	           reading start-up rows on demand.
 //	disk.go    with --db, the reservations the file held at start-up, read
 //	           when first asked for. Invariant: a key not yet read has, in the
-//	           store, its start-up row (every key is read before it is written).
+//	           store, its start-up row (every key is read before it is
+//	           written). The durable prune reads the terminal rows due for
+//	           it (scan); every row behind a State's prune cursor is masked
+//	           in it.
 //	check.go   Check: walks everything and verifies the invariants of
 //	           state.go; the model tests (state_test.go, disk_test.go,
 //	           FuzzStateModel) and the gateway's (TestAutopilotModel) call it

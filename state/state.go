@@ -106,6 +106,9 @@ type State struct {
 	// (disk.go); masked are the keys of those this State changed or removed.
 	disk   *diskRows
 	masked *immutable.Map[storage.ReservationKey, struct{}]
+	// pruned, when set, is an entry of disk.terms up to which every entry
+	// is masked (diskPrunable starts there).
+	pruned *aged[storage.ReservationKey]
 }
 
 // New is an empty State: no run, reservation or queue, default scope, no

@@ -139,7 +139,7 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 		c, _ := m.st.Run(id)
 		gotSweep = append(gotSweep, aged[string]{c.UpdatedAt, id})
 	}
-	for _, k := range m.st.Prunable(func(at float64) bool { return at < 3 }) {
+	for _, k := range m.st.Prunable(3, func(at float64) bool { return at < 3 }) {
 		r, _ := m.st.Res(k.Scope, k.Key)
 		gotPrune = append(gotPrune, aged[string]{r.UpdatedAt, k.Scope + "/" + k.Key})
 	}

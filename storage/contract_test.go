@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -63,6 +64,25 @@ func storeContract(t *testing.T, s Store) {
 	}
 	if rs, err := s.ReservationsOfRun(ctx, "a", "run_9"); err != nil || len(rs) != 0 {
 		t.Fatalf("ReservationsOfRun of nothing: %v %v", rs, err)
+	}
+	upd := func(from, to float64) (out []string) {
+		rs, err := s.ReservationsUpdatedIn(ctx, "a", from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			out = append(out, fmt.Sprint(r.Scope, "/", r.Key, "@", r.UpdatedAt))
+		}
+		return out
+	}
+	if got := upd(math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, []string{"s/k2@1", "t/k1@3", "s/k1@" + fmt.Sprint(tiny)}) {
+		t.Fatalf("ReservationsUpdatedIn (by updatedAt) = %v", got)
+	}
+	if got := upd(1, 3); !reflect.DeepEqual(got, []string{"s/k2@1"}) {
+		t.Fatalf("ReservationsUpdatedIn [1, 3) = %v", got)
+	}
+	if got := upd(3, tiny); !reflect.DeepEqual(got, []string{"t/k1@3"}) {
+		t.Fatalf("ReservationsUpdatedIn [3, tiny) = %v", got)
 	}
 	if n, err := s.CountReservations(ctx, "a"); err != nil || n != 3 {
 		t.Fatalf("CountReservations = %d %v", n, err)

@@ -66,8 +66,8 @@ func TestOpenFileReopen(t *testing.T) {
 	if got := pragma[int](t, db, "cache_size"); got != -cacheKiB {
 		t.Errorf("cache_size = %d, want %d (KiB)", got, -cacheKiB)
 	}
-	if got := pragma[int](t, db, "user_version"); got != 4 {
-		t.Errorf("user_version = %d, want 4", got)
+	if got := pragma[int](t, db, "user_version"); got != 5 {
+		t.Errorf("user_version = %d, want 5", got)
 	}
 	if got := pragma[int](t, db, "application_id"); got != applicationID {
 		t.Errorf("application_id = %#x, want %#x", got, applicationID)
@@ -159,7 +159,7 @@ func TestOpenRefusesOtherDatabases(t *testing.T) {
 		msg     string // the error text must contain this
 	}{
 		{foreign, true, "storage: open " + foreign + ": not a hermes-emulator database: a non-empty database without the hermes-emulator mark"},
-		{newer, false, "storage: open " + newer + ": database schema version 99 is newer than this build (4)"},
+		{newer, false, "storage: open " + newer + ": database schema version 99 is newer than this build (5)"},
 		{text, true, "storage: open " + text + ": not a hermes-emulator database: not a SQLite database file"},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,10 @@ type Store interface {
 	// Reservations reads every reservation of namespace ns, sorted by
 	// (scope, key).
 	Reservations(ctx context.Context, ns string) ([]Reservation, error)
+	// ReservationsUpdatedIn reads the reservations of namespace ns whose
+	// UpdatedAt is at least from and less than to, sorted by (UpdatedAt,
+	// scope, key): the candidates of a durable prune (runs-api §11.3).
+	ReservationsUpdatedIn(ctx context.Context, ns string, from, to float64) ([]Reservation, error)
 	// Path is the file ("" for Memory); Existed tells a real restart.
 	Path() string
 	Existed() bool
@@ -197,6 +201,24 @@ func (m *Memory) Reservations(_ context.Context, ns string) ([]Reservation, erro
 			return c
 		}
 		return strings.Compare(a.Key, b.Key)
+	})
+	return out, nil
+}
+
+// ReservationsUpdatedIn implements Store.
+func (m *Memory) ReservationsUpdatedIn(_ context.Context, ns string, from, to float64) ([]Reservation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Reservation
+	if sp := m.spaces[ns]; sp != nil {
+		for _, r := range sp.res {
+			if r.UpdatedAt >= from && r.UpdatedAt < to {
+				out = append(out, r.of(ns))
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Reservation) int {
+		return cmp.Or(cmp.Compare(a.UpdatedAt, b.UpdatedAt), strings.Compare(a.Scope, b.Scope), strings.Compare(a.Key, b.Key))
 	})
 	return out, nil
 }

@@ -20,6 +20,8 @@ const (
 	sqlCountReservations = `SELECT count(*) FROM reservations WHERE namespace = ?`
 	sqlReservationsOf    = `SELECT ` + sqlReservationCols + ` FROM reservations
 		WHERE namespace = ? ORDER BY scope, idem_key`
+	sqlReservationsUpdatedIn = `SELECT ` + sqlReservationCols + ` FROM reservations
+		WHERE namespace = ? AND updated_at >= ? AND updated_at < ? ORDER BY updated_at, scope, idem_key`
 )
 
 func (r *reservationRow) reservation() Reservation {
@@ -93,6 +95,11 @@ func (db *DB) CountReservations(ctx context.Context, ns string) (int, error) {
 // Reservations implements Store.
 func (db *DB) Reservations(ctx context.Context, ns string) ([]Reservation, error) {
 	return db.many(ctx, sqlReservationsOf, ns)
+}
+
+// ReservationsUpdatedIn implements Store (through the index of 0005).
+func (db *DB) ReservationsUpdatedIn(ctx context.Context, ns string, from, to float64) ([]Reservation, error) {
+	return db.many(ctx, sqlReservationsUpdatedIn, ns, from, to)
 }
 
 // many reads reservation rows.

@@ -22,6 +22,10 @@ type autopilot struct {
 	due      scenarios.Queue   // the next due step of every run of every main branch
 	runner   *scenarios.Runner // the timer of the running clock
 	admitted uint64            // scenario-driven admissions so far (the tie order)
+	// stepClock, while an advance of a live clock fires steps, is the clock a
+	// checkpoint captures: live, reading the step's due time. The gateway's
+	// clock is then frozen at that time only so that the step reads it.
+	stepClock *runs.Clock
 }
 
 func (g *Gateway) startAutopilot() {
@@ -179,14 +183,21 @@ func (g *Gateway) advanceScenarios(body runs.Value, c runs.Clock) {
 	if c.Frozen && body.Kind == runs.Object && !body.Obj.Has("set") && !body.Obj.Has("advance") && !body.Obj.Has("reset") {
 		return
 	}
-	target := c.Now(g.opts.Wall())
+	wall := g.opts.Wall()
+	target := c.Now(wall)
 	floor := math.Min(g.nowMs(), target)
 	saved := g.clock
+	defer func() { g.clock, g.auto.stepClock = saved, nil }()
 	g.auto.due.Drain(target, func(e scenarios.Entry) {
-		g.clock = runs.Clock{Frozen: true, FrozenMs: math.Max(e.Due, floor), OffsetMs: saved.OffsetMs}
+		at := math.Max(e.Due, floor)
+		g.clock = runs.Clock{Frozen: true, FrozenMs: at, OffsetMs: saved.OffsetMs}
+		if !c.Frozen {
+			// The clock the request leaves runs: a checkpoint of this step
+			// records it running, as it read at the step, not frozen there.
+			g.auto.stepClock = &runs.Clock{OffsetMs: at - wall}
+		}
 		g.fireStep(e)
 	})
-	g.clock = saved
 }
 
 // ticker is the gateway as the runner's host: it fires what is due while the

@@ -170,3 +170,38 @@ func TestScenarioSetsBound(t *testing.T) {
 		t.Fatalf("replace: %v", err)
 	}
 }
+
+// A step fired by an advance of a running clock reads its due time, but the
+// checkpoint it commits records the clock running, as the request leaves it:
+// checking that checkpoint out restores a running clock that read the due
+// time then, not a clock frozen at it (controls §8.1, docs/scenarios.md §2).
+func TestAdvanceLiveClockStepCheckpointRuns(t *testing.T) {
+	set, perr := scenarios.Parse([]byte(`{"scenarios":[{"name":"live","steps":[{"after":10000,"observe":{"status":"running"}}]}]}`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	g, wall := newClockGateway(t)
+	*wall = 1700000000000
+	g.mu.Lock()
+	g.auto.sets.Default = set
+	g.mu.Unlock()
+	if _, err := g.Create(Main("ns"), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}}); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := runs.Parse([]byte(`{"advance":15000}`))
+	if st, err := g.SetClock(v); err != nil || st != (ClockState{Now: 1700000015000, OffsetMs: 15000}) {
+		t.Fatalf("advance: %+v %v", st, err)
+	}
+	cps := g.Timeline("ns").Checkpoints
+	step := cps[len(cps)-1]
+	if step.At != 1700000010000 {
+		t.Fatalf("the step's checkpoint: %+v", step)
+	}
+	*wall += 5000
+	if err := g.Checkout("ns", "main", step.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.Clock(); st != (ClockState{Now: 1700000015000, OffsetMs: 10000}) {
+		t.Fatalf("clock after checking out the step's checkpoint: %+v, want running at offset 10000", st)
+	}
+}

@@ -70,7 +70,11 @@ func (h host) Room() *runs.Error {
 
 func (h host) Capture(branch string) (captured, float64, int) {
 	st := h.ns.branches[branch].st
-	return captured{st, h.g.clock, h.g.rng}, h.g.nowMs(), st.Records()
+	clock := h.g.clock
+	if h.g.auto.stepClock != nil { // a step fired by an advance of a live clock
+		clock = *h.g.auto.stepClock
+	}
+	return captured{st, clock, h.g.rng}, h.g.nowMs(), st.Records()
 }
 
 // Committed notes that branch is at its head and tells Options.OnChange once

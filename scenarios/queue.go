@@ -117,14 +117,25 @@ func (q *Queue) Follow(k Key, c Cursor, ok bool) {
 }
 
 // Until is how long after now (emulator ms) the earliest entry falls due,
-// as a Host's Tick answers; ok is false when nothing is queued.
+// as a Host's Tick answers, at most MaxWait; ok is false when nothing is
+// queued.
 func (q *Queue) Until(now float64) (wait time.Duration, ok bool) {
 	e, ok := q.Earliest()
 	if !ok {
 		return 0, false
 	}
-	return time.Duration((e.Due - now) * float64(time.Millisecond)), true
+	// A step may fall due further away than a Duration reaches (after up to
+	// 8.64e15 ms, or a clock set far back): converted, it would wrap negative
+	// and the runner would tick without pause. The runner ticks again at
+	// MaxWait and waits on.
+	if ms := e.Due - now; ms < float64(MaxWait/time.Millisecond) {
+		return time.Duration(ms * float64(time.Millisecond)), true
+	}
+	return MaxWait, true
 }
+
+// MaxWait is the longest wait Until answers.
+const MaxWait = 24 * time.Hour
 
 // Drain fires, in order, every entry due at or before limit, including those
 // that fire schedules on the way (a step with after 0s fires in the same

@@ -131,3 +131,23 @@ func TestFollowUntil(t *testing.T) {
 		}
 	}
 }
+
+// A step due further away than a time.Duration reaches (after 1e13 ms,
+// about 317 years; or a running clock set far back) is waited for MaxWait (24h) at a
+// time: converted whole it wrapped to a negative wait, and the runner ticked
+// without pause, one core at 100% while the clock ran.
+func TestUntilFarAway(t *testing.T) {
+	sc := testScenario(t)
+	for _, far := range []float64{1e13, 8.64e15, 2 * 8.64e15} {
+		var q Queue
+		q.Follow(Key{"ns", "r"}, Cursor{Scenario: sc, Due: -8.64e15 + far}, true)
+		if wait, ok := q.Until(-8.64e15); !ok || wait != 24*time.Hour {
+			t.Fatalf("due %v ms away: Until = %v %v, want 24h", far, wait, ok)
+		}
+	}
+	var q Queue
+	q.Follow(Key{"ns", "r"}, Cursor{Scenario: sc, Due: 1000 + 23*3600e3}, true)
+	if wait, _ := q.Until(1000); wait != 23*time.Hour {
+		t.Fatalf("due in 23h: Until = %v", wait)
+	}
+}

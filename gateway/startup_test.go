@@ -167,3 +167,61 @@ func TestPruneAfterRestartReachesUnreadRows(t *testing.T) {
 		t.Fatalf("restart %+v %v, want 1 retained", r, rerr)
 	}
 }
+
+// After a real restart the control plane lists the file's keyed runs before
+// anything read them (start-up reads none), each once — also after one was
+// hydrated by a GET and beside a run admitted since — as after a logical
+// restart; the keyless run is gone with the cache.
+func TestListingAfterRestartShowsTheFilesRuns(t *testing.T) {
+	mem := storage.NewMemory()
+	wall := 1700000000000.0
+	g, err := New(mem, Options{Wall: func() float64 { return wall }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, key := range []string{"a", "b", ""} {
+		a, cerr := g.Create(Main("default"), Creation{Key: key, Fingerprint: "fp", Sub: &runs.Submission{}})
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		ids = append(ids, a.RunID)
+		wall += 1000
+	}
+	done := runs.ObjectValue(&runs.Obj{Keys: []string{"status"}, Vals: []runs.Value{runs.StringValue(runs.Completed)}})
+	if _, err := g.Observe("default", ids[1], done, true); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	g, err = New(mem, Options{Wall: func() float64 { return wall }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	list := func() string {
+		page, _, lerr := g.Runs("default", "", 0, "")
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		var out []string
+		for _, s := range page {
+			out = append(out, s.ID+" "+s.Status)
+		}
+		return strings.Join(out, ", ")
+	}
+	want := ids[1] + " completed, " + ids[0] + " queued"
+	if got := list(); got != want {
+		t.Fatalf("after the restart: %s, want %s", got, want)
+	}
+	if _, gerr := g.Get(Main("default"), ids[0]); gerr != nil { // hydrated: interrupted
+		t.Fatal(gerr)
+	}
+	c, cerr := g.Create(Main("default"), Creation{Key: "c", Fingerprint: "fp", Sub: &runs.Submission{}})
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	want = c.RunID + " queued, " + ids[1] + " completed, " + ids[0] + " interrupted"
+	if got := list(); got != want {
+		t.Fatalf("after a GET and an admission: %s, want %s", got, want)
+	}
+}

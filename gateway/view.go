@@ -39,9 +39,9 @@ type RunView struct {
 const DefaultRunsLimit = 100
 
 // Runs lists namespace ns's runs on main, newest first; status "" = all. cursor is opaque ("" = first page).
-// A run is listed from the cache when it is there, else from its reservation;
-// with --db, a reservation the file held at start-up is listed once it was
-// read (disk.go: start-up reads none).
+// A run is listed from the cache when it is there, else from its reservation
+// — with --db, the file's too: each listing reads the rows nothing has read
+// since start-up (state.EachStartupRow), as start-up reads none.
 func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunSummary, next string, err *runs.Error) {
 	after, ok := runs.ParseCursor(cursor)
 	if !ok {
@@ -83,6 +83,21 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 			out = append(out, g.summary(ns, st, id, cachedOf(r)))
 		}
 	})
+	// With --db, the file's runs that nothing has read or changed since
+	// start-up: of two rows of one id, the greater N answers for it.
+	fromFile := map[string]*state.Reservation{}
+	st.EachStartupRow(func(r *state.Reservation) {
+		_, cached := st.Run(r.RunID)
+		if cached || len(st.ReservationsOfRun(r.RunID)) > 0 {
+			return // listed above
+		}
+		if b := fromFile[r.RunID]; b == nil || r.RunN > b.RunN {
+			fromFile[r.RunID] = r
+		}
+	})
+	for id, r := range fromFile {
+		out = append(out, g.summary(ns, st, id, cachedOf(r)))
+	}
 	return out
 }
 

@@ -220,6 +220,36 @@ func (s *State) isMasked(k storage.ReservationKey) bool {
 	return ok
 }
 
+// EachStartupRow calls f with every start-up row s still sees and has not
+// changed (unmasked): orig's where orig holds its key — a key written since
+// start-up was read first, so orig holds its start-up row — and otherwise the
+// store's, read for this walk and not kept. The control plane's run listing
+// walks them (a file's runs are listed before anything read them).
+func (s *State) EachStartupRow(f func(r *Reservation)) {
+	d := s.disk
+	if d == nil {
+		return
+	}
+	for k, r := range d.orig {
+		if r != nil && !s.isMasked(k) {
+			f(r)
+		}
+	}
+	if d.complete {
+		return
+	}
+	rows, err := d.store.Reservations(context.Background(), d.ns)
+	if err != nil {
+		panic(runs.Storage(err))
+	}
+	for _, row := range rows {
+		k := resKey(row.Scope, row.Key)
+		if _, read := d.orig[k]; !read && !s.isMasked(k) {
+			f(diskRow(row))
+		}
+	}
+}
+
 // diskOfRun returns the newest start-up row of run id that s still sees.
 func (s *State) diskOfRun(id string) *Reservation {
 	var best *Reservation

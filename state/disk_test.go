@@ -107,6 +107,21 @@ func compareDisk(t *testing.T, step int, p diskPair) {
 	if err := p.lazy.Check(); err != nil {
 		t.Fatalf("step %d: lazy: %v", step, err)
 	}
+	// Every reservation either sees: in memory, and (lazy) the start-up rows
+	// EachStartupRow walks — each once, none it changed.
+	seen := func(s *State) []string {
+		var out []string
+		for it := s.res.Iterator(); !it.Done(); {
+			k, r, _ := it.Next()
+			out = append(out, fmt.Sprint(k, r.RunN))
+		}
+		s.EachStartupRow(func(r *Reservation) { out = append(out, fmt.Sprint(resKey(r.Scope, r.Key), r.RunN)) })
+		slices.Sort(out)
+		return out
+	}
+	if a, b := seen(&p.lazy), seen(&p.whole); !slices.Equal(a, b) {
+		t.Fatalf("step %d: lazy sees %v, whole %v", step, a, b)
+	}
 	if p.lazy.nRes != p.whole.nRes {
 		t.Fatalf("step %d: lazy sees %d reservations, whole %d", step, p.lazy.nRes, p.whole.nRes)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -397,5 +398,73 @@ func TestBranchBoundDeclared(t *testing.T) {
 		if err := CheckResponse("POST", path, 409, h, body); err != nil {
 			t.Errorf("%s: %v", path, err)
 		}
+	}
+}
+
+// stalledConn is a ResponseWriter on a client that never reads: a body write
+// blocks until a write deadline in the past is set (as net/http's
+// ResponseController does on a socket), then fails.
+type stalledConn struct {
+	*httptest.ResponseRecorder
+	mu    sync.Mutex
+	cut   bool // a past write deadline was set
+	cutCh chan struct{}
+}
+
+func (w *stalledConn) Write(b []byte) (int, error) {
+	<-w.cutCh
+	return 0, os.ErrDeadlineExceeded
+}
+
+func (w *stalledConn) Flush() {}
+
+func (w *stalledConn) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !t.IsZero() && !t.After(time.Now()) && !w.cut {
+		w.cut = true
+		close(w.cutCh)
+	}
+	return nil
+}
+
+// H5, H4: a subscriber whose client stopped reading is blocked in a write
+// when the hub drops it (or closes). Its stream must still end: the write in
+// progress is cut, so the handler returns and gives back its connection, its
+// goroutine and the frames it took — they are not held until the client
+// goes away, and shutdown does not wait for it.
+func TestStreamDroppedWhileWritingEnds(t *testing.T) {
+	for _, how := range []string{"dropped", "closed"} {
+		t.Run(how, func(t *testing.T) {
+			hub := NewHub(300)
+			a := New(Deps{Hub: hub, MaxBodyBytes: 1 << 20, Version: "test"})
+			w := &stalledConn{ResponseRecorder: httptest.NewRecorder(), cutCh: make(chan struct{})}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				a.ServeHTTP(w, httptest.NewRequest("GET", "/__admin/stream?namespace=s", nil), "/__admin/stream")
+			}()
+			for hub.count() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			change := gateway.Change{Kind: "run.changed", Namespace: "s", Branch: "main", RunID: "run_1", Status: "running"}
+			hub.Change(change) // taken by the handler, which then blocks writing it
+			if how == "closed" {
+				time.Sleep(20 * time.Millisecond)
+				hub.Close()
+			}
+			for i := 0; i < 10 && hub.count() == 1; i++ {
+				time.Sleep(10 * time.Millisecond)
+				hub.Change(change)
+			}
+			if hub.count() != 0 {
+				t.Fatal("the slow subscriber was not dropped")
+			}
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the stream of a subscriber blocked in a write did not end")
+			}
+		})
 	}
 }

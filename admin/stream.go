@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/gateway"
 	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
+	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
@@ -53,6 +54,7 @@ type subscriber struct {
 	size    int
 	dropped bool          // the buffer overflowed: the stream ends
 	wake    chan struct{} // capacity 1: frames or the end are waiting
+	gone    chan struct{} // closed when dropped or the hub closes: a write in progress is cut
 }
 
 // NewHub returns a hub whose subscribers hold at most maxBytes of unsent
@@ -133,6 +135,7 @@ func (h *Hub) publish(ns, kind string, data []byte) {
 		if s.size+len(frame) > h.max {
 			s.dropped, s.frames, s.size = true, nil, 0
 			h.remove(s)
+			close(s.gone)
 		} else {
 			s.frames = append(s.frames, frame)
 			s.size += len(frame)
@@ -155,7 +158,7 @@ func (h *Hub) subscribe(ns string, all bool) (*subscriber, error) {
 	if len(h.subs) >= MaxStreamSubscribers {
 		return nil, runs.Admin(503, fmt.Sprintf("too many control-plane streams: at most %d at once", MaxStreamSubscribers))
 	}
-	s := &subscriber{ns: ns, all: all, wake: make(chan struct{}, 1)}
+	s := &subscriber{ns: ns, all: all, wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	h.subs[s] = struct{}{}
 	h.n.Store(int32(len(h.subs)))
 	return s, nil
@@ -189,6 +192,7 @@ func (h *Hub) Close() {
 	h.closed = true
 	for s := range h.subs {
 		h.remove(s)
+		close(s.gone)
 		select {
 		case s.wake <- struct{}{}:
 		default:
@@ -212,6 +216,12 @@ func (a *Admin) StreamGet(ec echo.Context, _ genadmin.StreamGetParams) error {
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
 	w.Flush()
+	// A subscriber whose client stopped reading is blocked in a write (a
+	// stream has no write deadline) when it is dropped or the hub closes: that
+	// write is cut, so its stream ends then rather than when the client goes
+	// away (handlers.WriteCut).
+	cut := handlers.NewWriteCut(w)
+	defer cut.Watch(s.gone)()
 	ctx := ec.Request().Context()
 	idle := time.NewTimer(streamKeepalive)
 	defer idle.Stop()
@@ -220,22 +230,33 @@ func (a *Admin) StreamGet(ec echo.Context, _ genadmin.StreamGetParams) error {
 		case <-ctx.Done():
 			return nil
 		case <-idle.C:
-			if _, err := w.Write([]byte(": keepalive\n\n")); err != nil {
+			if !write(w, cut, [][]byte{[]byte(": keepalive\n\n")}) {
 				return nil
 			}
-			w.Flush()
 		case <-s.wake:
 			frames, end := a.d.Hub.take(s)
-			for _, f := range frames {
-				if _, err := w.Write(f); err != nil {
-					return nil
-				}
+			if !write(w, cut, frames) {
+				return nil
 			}
-			w.Flush()
 			if end {
+				cut.End()
 				return nil
 			}
 		}
 		idle.Reset(streamKeepalive)
 	}
+}
+
+// write writes and flushes frames under cut; false when the client is gone
+// or the write was cut.
+func write(w *echo.Response, cut *handlers.WriteCut, frames [][]byte) bool {
+	cut.Writing(true)
+	defer cut.Writing(false)
+	for _, f := range frames {
+		if _, err := w.Write(f); err != nil {
+			return false
+		}
+	}
+	w.Flush()
+	return true
 }

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -37,23 +36,9 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 	// A client that does not read blocks a write once its socket buffer is
 	// full; when the transport is destroyed under it (its buffer passed
 	// --sse-buffer-bytes, hardening H5; reset, checkout, restart) the write
-	// gives up and the stream closes.
-	// Only a write in progress is cut: a handler between writes sees the
-	// abort from Next and ends cleanly, leaving its connection usable.
-	// The abort and the handler share cut under mu: the deadline is set only
-	// while a write is in progress, and a handler that ends between writes
-	// clears any deadline set for a write that completed, so its stream ends
-	// cleanly.
-	cut := &writeCut{rc: http.NewResponseController(w)}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-sub.Aborted():
-			cut.abort()
-		case <-done:
-		}
-	}()
+	// gives up and the stream closes (WriteCut).
+	cut := NewWriteCut(w)
+	defer cut.Watch(sub.Aborted())()
 	idle := h.Opts.Keepalive
 	if idle <= 0 {
 		idle = 30 * time.Second
@@ -69,50 +54,17 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 			w.Flush()
 			return nil
 		default: // Aborted, Gone
-			cut.end()
+			cut.End()
 			return nil
 		}
-		cut.writing(true)
+		cut.Writing(true)
 		_, err := w.Write(frame)
 		if err == nil {
 			w.Flush()
 		}
-		cut.writing(false)
+		cut.Writing(false)
 		if err != nil {
 			return nil
 		}
 	}
-}
-
-// writeCut cuts a stream's write in progress when its transport is destroyed
-// (see RunEvents).
-type writeCut struct {
-	rc      *http.ResponseController
-	mu      sync.Mutex
-	busy    bool // a write is in progress
-	stopped bool // the handler ended between writes
-}
-
-func (c *writeCut) writing(on bool) {
-	c.mu.Lock()
-	c.busy = on
-	c.mu.Unlock()
-}
-
-// abort cuts the write in progress, if any.
-func (c *writeCut) abort() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.busy && !c.stopped {
-		_ = c.rc.SetWriteDeadline(time.Now())
-	}
-}
-
-// end clears a deadline set for a write that completed anyway: the handler
-// ends between writes, and its stream ends cleanly.
-func (c *writeCut) end() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stopped = true
-	_ = c.rc.SetWriteDeadline(time.Time{})
 }

@@ -16,6 +16,10 @@
 //	                later ones are undelivered. No branch keeps an empty map.
 //	                Expire destroys unsubscribed transports created more than
 //	                runs.TransportRetention before the sweep (runs-api §11.2).
+//	                A transport destroyed because one of its two subscribers
+//	                left (orphaned: keepalives only) is in no map but in the
+//	                orphan list while the other stays, so that Shutdown aborts
+//	                it too: every subscription's Aborted is closed at Shutdown.
 //	subscription.go Subscribe and Subscription: waiting for the next frame, the
 //	                end of the stream, a keepalive or an abort.
 //

@@ -25,8 +25,13 @@ type Set struct {
 	mu       sync.Mutex
 	opts     Options
 	branches map[branch]map[string]slot
-	down     chan struct{} // closed by Shutdown: every subscriber ends
-	closed   bool          // down is closed
+	// orphans are the streams destroyed because a subscriber left while
+	// another stays attached (keepalives only): no branch map holds them, but
+	// Shutdown must still abort them, so that a write of the remaining
+	// subscriber blocked on a client that stopped reading is cut.
+	orphans map[*stream]struct{}
+	down    chan struct{} // closed by Shutdown: every subscriber ends
+	closed  bool          // down is closed
 }
 
 type branch struct{ ns, name string }
@@ -71,7 +76,7 @@ func (t *stream) signal() {
 
 // New returns an empty Set.
 func New(opts Options) *Set {
-	return &Set{opts: opts, branches: map[branch]map[string]slot{}, down: make(chan struct{})}
+	return &Set{opts: opts, branches: map[branch]map[string]slot{}, orphans: map[*stream]struct{}{}, down: make(chan struct{})}
 }
 
 // Open opens k's transport, created at created (epoch seconds); a transport
@@ -202,7 +207,8 @@ func (s *Set) Expire(ns, name string, at float64) {
 }
 
 // Shutdown ends every stream at once (graceful shutdown): every transport is
-// destroyed as by a restart, and subscribers waiting for one give up.
+// destroyed as by a restart, orphaned ones included (every subscription's
+// Aborted is closed), and subscribers waiting for one give up.
 func (s *Set) Shutdown() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,6 +218,10 @@ func (s *Set) Shutdown() {
 	}
 	for b := range s.branches {
 		s.destroy(b)
+	}
+	for t := range s.orphans {
+		t.abort()
+		delete(s.orphans, t)
 	}
 }
 
@@ -247,7 +257,8 @@ func (s *Set) Stat(k Key) Stat {
 // Check verifies the invariants: every stream's buffered bytes are its
 // frames' and within the bound, no subscriber count is negative, no
 // destroyed (aborted or orphaned) stream is left in a map, and no branch
-// keeps an empty map. It walks everything: the tests call it.
+// keeps an empty map, and the orphan list holds exactly orphaned streams that
+// still have a subscriber. It walks everything: the tests call it.
 func (s *Set) Check() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -270,6 +281,11 @@ func (s *Set) Check() error {
 			if t.aborted || t.orphaned {
 				return fmt.Errorf("transport %s was destroyed (aborted %v, orphaned %v) but is still in its branch's map", run, t.aborted, t.orphaned)
 			}
+		}
+	}
+	for t := range s.orphans {
+		if !t.orphaned || t.subs <= 0 || t.aborted {
+			return fmt.Errorf("orphan list holds a stream that is not an orphan with a subscriber (orphaned %v, %d subscribers, aborted %v)", t.orphaned, t.subs, t.aborted)
 		}
 	}
 	return nil

@@ -99,8 +99,8 @@ func (sub *Subscription) Next(ctx context.Context, idle time.Duration) ([]byte, 
 }
 
 // Aborted is closed when the transport is destroyed under the subscriber
-// (reset, restart, checkout, a full buffer): a writer blocked on a client
-// that does not read should give up then.
+// (reset, restart, checkout, a full buffer, Shutdown — an orphaned transport
+// too): a writer blocked on a client that does not read should give up then.
 func (sub *Subscription) Aborted() <-chan struct{} { return sub.t.dead }
 
 // Close ends the subscription: the transport is destroyed (runs-api §6.4.2
@@ -112,8 +112,16 @@ func (sub *Subscription) Close() {
 	t := sub.t
 	t.subs--
 	s.remove(sub.key, t)
-	if t.subs > 0 && !t.orphaned {
+	switch {
+	case t.subs > 0 && !t.orphaned && !t.aborted:
 		t.orphaned = true
 		t.signal()
+		if s.closed {
+			t.abort() // Shutdown has passed: nothing would abort it later
+		} else {
+			s.orphans[t] = struct{}{}
+		}
+	case t.subs == 0:
+		delete(s.orphans, t)
 	}
 }

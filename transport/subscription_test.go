@@ -94,11 +94,43 @@ func TestSubscribeClose(t *testing.T) {
 	if f, n := second.Next(ctx, 5*time.Millisecond); n != Keepalive {
 		t.Fatalf("orphaned: %q %v, want Keepalive", f, n)
 	}
+	select {
+	case <-second.Aborted():
+		t.Fatal("an orphaned subscription is aborted before Shutdown")
+	default:
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
 	s.Shutdown()
 	if _, n := second.Next(ctx, time.Second); n != Aborted {
 		t.Fatalf("orphaned at Shutdown: %v, want Aborted", n)
 	}
+	// Its Aborted is closed too: a write blocked on a client that does not
+	// read is cut (handlers.WriteCut), or Close waits out its grace.
+	select {
+	case <-second.Aborted():
+	default:
+		t.Fatal("Shutdown does not close an orphaned subscription's Aborted")
+	}
 	second.Close()
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	// A transport orphaned after Shutdown is aborted at once.
+	s.Open(key("q"), 1)
+	third, _ := s.Subscribe(ctx, key("q"), false)
+	fourth, _ := s.Subscribe(ctx, key("q"), false)
+	third.Close()
+	select {
+	case <-fourth.Aborted():
+	default:
+		t.Fatal("a transport orphaned after Shutdown is not aborted")
+	}
+	fourth.Close()
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
 	// After Shutdown a subscriber that finds no transport does not wait.
 	slow := New(Options{BufferBytes: 1, Wait: time.Hour})
 	slow.Shutdown()

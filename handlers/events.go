@@ -49,9 +49,16 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 		case transport.Frame:
 		case transport.Keepalive:
 			frame = []byte(": keepalive\n\n")
-		case transport.Closed:
-			_, _ = w.Write([]byte(": stream closed\n\n"))
-			w.Flush()
+		case transport.Closed: // a write like the frames': cut when aborted meanwhile
+			cut.Writing(true)
+			_, err := w.Write([]byte(": stream closed\n\n"))
+			if err == nil {
+				w.Flush()
+			}
+			cut.Writing(false)
+			if err == nil {
+				cut.End() // it completed: the stream ends cleanly
+			}
 			return nil
 		default: // Aborted, Gone
 			cut.End()

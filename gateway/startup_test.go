@@ -225,3 +225,28 @@ func TestListingAfterRestartShowsTheFilesRuns(t *testing.T) {
 		t.Fatalf("after a GET and an admission: %s, want %s", got, want)
 	}
 }
+
+// failingWrites is a file store whose every write fails.
+type failingWrites struct{ storage.Store }
+
+func (failingWrites) Path() string { return "x.db" }
+
+func (failingWrites) Apply(context.Context, ...storage.Batch) error { return fmt.Errorf("disk full") }
+
+// A checkpoint or snapshot that creates a namespace answers once the
+// namespace's row is written, as every other change does with --db: a failed
+// write answers 500 instead of a 201 for a namespace a restart would not know.
+func TestCheckpointWaitsForTheNamespaceRow(t *testing.T) {
+	g, err := New(failingWrites{storage.NewMemory()}, Options{Wall: func() float64 { return 1700000000000 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	want := runs.Storage(fmt.Errorf("disk full"))
+	if _, err := g.CommitCheckpoint("a", "main"); err == nil || err.Status != want.Status || err.Message != want.Message {
+		t.Fatalf("checkpoint = %+v, want %+v", err, want)
+	}
+	if _, _, err := g.Snapshot("b"); err == nil || err.Status != want.Status || err.Message != want.Message {
+		t.Fatalf("snapshot = %+v, want %+v", err, want)
+	}
+}

@@ -157,16 +157,19 @@ func (g *Gateway) CommitCheckpoint(ns, branch string) (Checkpoint, *runs.Error) 
 	if !runs.ValidName(branch) {
 		return Checkpoint{}, runs.BadName("branch", 409)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	space, err := g.create(ns)
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	if _, err := g.branch(space, branch); err != nil {
-		return Checkpoint{}, err
-	}
-	return space.tl.Commit(branch).Info, nil
+	var info Checkpoint
+	err := g.locked(func() *runs.Error { // a namespace it creates is durable before the answer
+		space, err := g.create(ns)
+		if err != nil {
+			return err
+		}
+		if _, err := g.branch(space, branch); err != nil {
+			return err
+		}
+		info = space.tl.Commit(branch).Info
+		return nil
+	})
+	return info, err
 }
 
 // Branch is POST /__admin/branches/:name (controls §8.4).
@@ -240,18 +243,20 @@ func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Er
 
 // Snapshot pins a new main checkpoint of ns (controls §8.7) and returns the
 // snapshot's id and the checkpoint's records.
-func (g *Gateway) Snapshot(ns string) (string, int, *runs.Error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.snaps.Room(); err != nil {
-		return "", 0, err
-	}
-	space, err := g.create(ns)
-	if err != nil {
-		return "", 0, err
-	}
-	c := g.commitCheckpoint(space, "main")
-	return g.snaps.Pin(ns, space.tl, c), c.Records, nil
+func (g *Gateway) Snapshot(ns string) (id string, records int, err *runs.Error) {
+	err = g.locked(func() *runs.Error { // a namespace it creates is durable before the answer
+		if err := g.snaps.Room(); err != nil {
+			return err
+		}
+		space, err := g.create(ns)
+		if err != nil {
+			return err
+		}
+		c := g.commitCheckpoint(space, "main")
+		id, records = g.snaps.Pin(ns, space.tl, c), c.Records
+		return nil
+	})
+	return id, records, err
 }
 
 // RestoreSnapshot checks out main of ns to the snapshot's checkpoint.

@@ -13,12 +13,16 @@ import (
 // last bytes, so learning adds nothing to what the client waits for.
 type tee struct {
 	rc      io.ReadCloser
-	buf     bytes.Buffer
-	over    bool
 	once    sync.Once
 	done    func(body []byte, whole bool)
-	eof     bool
 	atClose bool
+
+	// mu guards buf, over and eof: net/http's Transport may close a request
+	// body from another goroutine than the one reading it.
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	over bool
+	eof  bool
 }
 
 func newTee(rc io.ReadCloser, done func(body []byte, whole bool), atClose bool) *tee {
@@ -27,6 +31,7 @@ func newTee(rc io.ReadCloser, done func(body []byte, whole bool), atClose bool) 
 
 func (t *tee) Read(p []byte) (int, error) {
 	n, err := t.rc.Read(p)
+	t.mu.Lock()
 	if n > 0 && !t.over {
 		if t.buf.Len()+n > MaxBodyBytes {
 			t.over = true
@@ -37,9 +42,10 @@ func (t *tee) Read(p []byte) (int, error) {
 	}
 	if err == io.EOF {
 		t.eof = true
-		if !t.atClose {
-			t.finish()
-		}
+	}
+	t.mu.Unlock()
+	if err == io.EOF && !t.atClose {
+		t.finish()
 	}
 	return n, err
 }
@@ -51,7 +57,12 @@ func (t *tee) Close() error {
 }
 
 func (t *tee) finish() {
-	t.once.Do(func() { t.done(t.buf.Bytes(), t.eof && !t.over) })
+	t.once.Do(func() {
+		t.mu.Lock()
+		body, whole := bytes.Clone(t.buf.Bytes()), t.eof && !t.over
+		t.mu.Unlock()
+		t.done(body, whole)
+	})
 }
 
 // frames passes an SSE body through unchanged while splitting it into events

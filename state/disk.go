@@ -154,14 +154,19 @@ func (d *diskRows) all() {
 	if d.complete {
 		return
 	}
-	rows, err := d.store.Reservations(context.Background(), d.ns)
-	if err != nil {
-		panic(runs.Storage(err))
-	}
-	for _, row := range rows {
+	for _, row := range d.stored() {
 		d.record(resKey(row.Scope, row.Key), diskRow(row))
 	}
 	d.complete, d.scanned = true, math.Inf(1)
+}
+
+// stored reads every row the store holds for the namespace now.
+func (d *diskRows) stored() []storage.Reservation {
+	rows, err := d.store.Reservations(context.Background(), d.ns)
+	if err != nil {
+		panic(runs.Storage(err)) // answered 500 by the locked wrapper
+	}
+	return rows
 }
 
 // diskPrunable returns the keys of the terminal start-up rows s still sees
@@ -238,11 +243,7 @@ func (s *State) EachStartupRow(f func(r *Reservation)) {
 	if d.complete {
 		return
 	}
-	rows, err := d.store.Reservations(context.Background(), d.ns)
-	if err != nil {
-		panic(runs.Storage(err))
-	}
-	for _, row := range rows {
+	for _, row := range d.stored() {
 		k := resKey(row.Scope, row.Key)
 		if _, read := d.orig[k]; !read && !s.isMasked(k) {
 			f(diskRow(row))

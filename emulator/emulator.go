@@ -60,7 +60,6 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/gen"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
-	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -68,59 +67,6 @@ import (
 // and every response's x-mockingbird header carries. Set at build time with
 // -ldflags "-X github.com/hermes-emulator/hermes-emulator/emulator.Version=…".
 var Version = "0.0.0-dev"
-
-// Options configure a Server; they are the flags of `hermes-emulator serve`
-// (runs-api §15). The zero value is a private in-memory emulator listening on
-// 127.0.0.1 at a free port, with the spec's defaults.
-type Options struct {
-	Host string // listen host; default 127.0.0.1
-	Port int    // listen port; 0 = any free port
-	// NoListener builds the handler without a listener: use Handler() (or
-	// Control(), which then calls it in-process). URL() is "".
-	NoListener bool
-
-	DBPath            string        // SQLite file (WAL), durable across restarts (runs-api §10.4); "" = private in-memory
-	AdminKey          string        // require x-mockingbird-admin-key on /__admin; "" = open (controls §1)
-	APIKey            string        // upstream bearer auth on the vendor routes (runs-api §14.3); "" = none
-	MaxConcurrentRuns int           // capacity limit; 0 = none
-	MaxBodyBytes      int64         // body limit; 0 = 10,000,000
-	Seed              string        // fault-rate RNG seed; "" = "0"
-	SSEKeepalive      time.Duration // idle time before ": keepalive"; 0 = 30s
-	SSESubscribeWait  time.Duration // wait before a missing transport answers 404; 0 = 1s
-	JournalSize       int           // entries kept per namespace; 0 = 1000, negative = journal off
-	MaxCheckpoints    int           // checkpoints kept per namespace; 0 = 1000
-	MaxNamespaces     int           // namespaces that may exist (hardening H3); 0 = 10000
-	SSEBufferBytes    int           // frames held for one SSE stream (hardening H5); 0 = 8 MiB
-
-	// Bounds on what a client can make the server hold (hardening H4, H5).
-	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 = 10s
-	WriteTimeout         time.Duration // an answer other than a stream must be taken within it; 0 = 60s
-	ShutdownGrace        time.Duration // Close waits this long for in-flight requests; 0 = 10s
-	MaxInflightBodyBytes int64         // request body bytes held at once (503 server_busy past it); 0 = 64 MiB
-
-	// ClockStart, when non-zero, sets the controlled clock (epoch ms) at start;
-	// FreezeClock freezes it there (or at the wall clock when ClockStart is 0).
-	ClockStart  float64
-	FreezeClock bool
-
-	// Scenarios is every namespace's default scenario set (serve --scenarios):
-	// matching runs move by themselves on the emulator clock (docs/scenarios.md).
-	// Parse it with scenarios.Parse or scenarios.Load; nil = none.
-	Scenarios *scenarios.Set
-
-	// NoResponseValidation turns off run-time validation of responses against
-	// openapi.yaml (for load tests). Validation is on by default.
-	NoResponseValidation bool
-
-	// Logger receives the server's log lines (serve errors, contract
-	// violations, and with LogRequests one Info line "request" per vendor
-	// request with the attributes method, path, status (0 = dropped),
-	// operationId ("(unmatched)" when none), durationMs, namespace and, when a
-	// fault rule fired, faultId). Bodies, headers, idempotency keys and
-	// credentials are never logged. nil = discard.
-	Logger      *slog.Logger
-	LogRequests bool // log one line per vendor request (not /health, /__admin, /openapi.yaml)
-}
 
 // Server is a running emulator, from New. Its methods are safe for concurrent
 // use. Close it when done.
@@ -199,40 +145,6 @@ func New(opts Options) (*Server, error) {
 	}
 	started, s.unlock = true, unlock
 	return s, nil
-}
-
-// withDefaults is o with every zero value replaced by its default (runs-api §15).
-func (o Options) withDefaults() Options {
-	if o.Host == "" {
-		o.Host = "127.0.0.1"
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 10_000_000
-	}
-	if o.Seed == "" {
-		o.Seed = "0"
-	}
-	if o.JournalSize == 0 {
-		o.JournalSize = 1000
-	} else if o.JournalSize < 0 {
-		o.JournalSize = 0
-	}
-	if o.SSEKeepalive <= 0 {
-		o.SSEKeepalive = 30 * time.Second
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = 10 * time.Second
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = time.Minute
-	}
-	if o.ShutdownGrace <= 0 {
-		o.ShutdownGrace = 10 * time.Second
-	}
-	if o.MaxInflightBodyBytes <= 0 {
-		o.MaxInflightBodyBytes = 64 << 20
-	}
-	return o
 }
 
 // openStore opens the durable store: the SQLite file at path, locked against

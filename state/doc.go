@@ -24,6 +24,9 @@
 //	           completed/failed/cancelled runs, prunable exactly the terminal
 //	           reservations; nCached, live, nApprovals, nSteers and (without
 //	           disk) nRes count what they name.
+//	queues.go  a run's pending approvals and queued steers: persistent
+//	           lists every copy shares (adding costs O(log n)); nApprovals
+//	           and nSteers follow them.
 //	access.go  reads and walks (queues, scenario positions, what is due for
 //	           the sweep and the prune), the logical restart's State, and
 //	           reading start-up rows on demand.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
@@ -248,5 +249,64 @@ func TestCheckpointWaitsForTheNamespaceRow(t *testing.T) {
 	}
 	if _, _, err := g.Snapshot("b"); err == nil || err.Status != want.Status || err.Message != want.Message {
 		t.Fatalf("snapshot = %+v, want %+v", err, want)
+	}
+}
+
+// slowListing is a store whose read of all a namespace's rows waits for
+// release once entered is closed.
+type slowListing struct {
+	storage.Store
+	entered, release chan struct{}
+}
+
+func (s slowListing) Reservations(ctx context.Context, ns string) ([]storage.Reservation, error) {
+	close(s.entered)
+	<-s.release
+	return s.Store.Reservations(ctx, ns)
+}
+
+// The listing reads the file's rows without the gateway's lock: a change made
+// while the read is slow goes through, and the listing still shows the file's
+// run and the new one.
+func TestListingReadsTheFileWithoutTheLock(t *testing.T) {
+	mem := storage.NewMemory()
+	wall := 1700000000000.0
+	g, err := New(mem, Options{Wall: func() float64 { return wall }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, cerr := g.Create(Main("default"), Creation{Key: "a", Fingerprint: "fp", Sub: &runs.Submission{}})
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	g.Close()
+	store := slowListing{mem, make(chan struct{}), make(chan struct{})}
+	g, err = New(store, Options{Wall: func() float64 { return wall + 1000 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	listed := make(chan []RunSummary)
+	go func() {
+		page, _, _ := g.Runs("default", "", 0, "")
+		listed <- page
+	}()
+	<-store.entered
+	made := make(chan Admission)
+	go func() {
+		a, _ := g.Create(Main("default"), Creation{Key: "b", Fingerprint: "fp", Sub: &runs.Submission{}})
+		made <- a
+	}()
+	var fresh Admission
+	select {
+	case fresh = <-made:
+	case <-time.After(5 * time.Second):
+		close(store.release)
+		t.Fatal("a change waited for the listing's read of the file")
+	}
+	close(store.release)
+	page := <-listed
+	if len(page) != 2 || page[0].ID != fresh.RunID || page[1].ID != old.RunID {
+		t.Fatalf("listing %+v", page)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/state"
+	"github.com/hermes-emulator/hermes-emulator/storage"
 	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
@@ -50,8 +51,20 @@ func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunS
 	if limit <= 0 {
 		limit = DefaultRunsLimit
 	}
+	// With --db, the file's rows are read without the lock (a large file
+	// would stall every request); the State under the lock sorts them out.
+	var stored []storage.Reservation
 	g.mu.Lock()
-	all := g.summaries(ns)
+	read := g.space(ns).branches["main"].st.StartupRows()
+	g.mu.Unlock()
+	if read != nil {
+		var rerr error
+		if stored, rerr = read(); rerr != nil {
+			return nil, "", runs.Storage(rerr)
+		}
+	}
+	g.mu.Lock()
+	all := g.summaries(ns, stored)
 	g.mu.Unlock()
 	slices.SortFunc(all, func(a, b RunSummary) int { return a.key().Compare(b.key()) })
 	for _, s := range all {
@@ -68,8 +81,9 @@ func (g *Gateway) Runs(ns, status string, limit int, cursor string) (page []RunS
 
 func (s RunSummary) key() runs.PageKey { return runs.PageKey{CreatedAt: s.CreatedAt, ID: s.ID} }
 
-// summaries lists every run of ns's main branch, unsorted. Callers hold g.mu.
-func (g *Gateway) summaries(ns string) []RunSummary {
+// summaries lists every run of ns's main branch, unsorted; stored are the
+// store's rows as State.StartupRows read them. Callers hold g.mu.
+func (g *Gateway) summaries(ns string, stored []storage.Reservation) []RunSummary {
 	space := g.spaces[ns]
 	if space == nil {
 		return nil
@@ -86,7 +100,7 @@ func (g *Gateway) summaries(ns string) []RunSummary {
 	// With --db, the file's runs that nothing has read or changed since
 	// start-up: of two rows of one id, the greater N answers for it.
 	fromFile := map[string]*state.Reservation{}
-	st.EachStartupRow(func(r *state.Reservation) {
+	st.EachStartupRow(stored, func(r *state.Reservation) {
 		_, cached := st.Run(r.RunID)
 		if cached || len(st.ReservationsOfRun(r.RunID)) > 0 {
 			return // listed above

@@ -154,19 +154,14 @@ func (d *diskRows) all() {
 	if d.complete {
 		return
 	}
-	for _, row := range d.stored() {
-		d.record(resKey(row.Scope, row.Key), diskRow(row))
-	}
-	d.complete, d.scanned = true, math.Inf(1)
-}
-
-// stored reads every row the store holds for the namespace now.
-func (d *diskRows) stored() []storage.Reservation {
 	rows, err := d.store.Reservations(context.Background(), d.ns)
 	if err != nil {
 		panic(runs.Storage(err)) // answered 500 by the locked wrapper
 	}
-	return rows
+	for _, row := range rows {
+		d.record(resKey(row.Scope, row.Key), diskRow(row))
+	}
+	d.complete, d.scanned = true, math.Inf(1)
 }
 
 // diskPrunable returns the keys of the terminal start-up rows s still sees
@@ -225,12 +220,25 @@ func (s *State) isMasked(k storage.ReservationKey) bool {
 	return ok
 }
 
+// StartupRows returns the read of the store's rows that EachStartupRow needs
+// (nil when it needs none: no start-up rows, or all of them read). The read
+// may run without the gateway's lock, so that a listing of a large file does
+// not stall every request: whatever changed in the store since, s masks.
+func (s *State) StartupRows() func() ([]storage.Reservation, error) {
+	d := s.disk
+	if d == nil || d.complete {
+		return nil
+	}
+	return func() ([]storage.Reservation, error) { return d.store.Reservations(context.Background(), d.ns) }
+}
+
 // EachStartupRow calls f with every start-up row s still sees and has not
 // changed (unmasked): orig's where orig holds its key — a key written since
-// start-up was read first, so orig holds its start-up row — and otherwise the
-// store's, read for this walk and not kept. The control plane's run listing
-// walks them (a file's runs are listed before anything read them).
-func (s *State) EachStartupRow(f func(r *Reservation)) {
+// start-up was read first, so orig holds its start-up row — and otherwise
+// stored's, the store's rows as StartupRows read them (not kept). The control
+// plane's run listing walks them (a file's runs are listed before anything
+// read them).
+func (s *State) EachStartupRow(stored []storage.Reservation, f func(r *Reservation)) {
 	d := s.disk
 	if d == nil {
 		return
@@ -243,7 +251,7 @@ func (s *State) EachStartupRow(f func(r *Reservation)) {
 	if d.complete {
 		return
 	}
-	for _, row := range d.stored() {
+	for _, row := range stored {
 		k := resKey(row.Scope, row.Key)
 		if _, read := d.orig[k]; !read && !s.isMasked(k) {
 			f(diskRow(row))

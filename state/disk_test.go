@@ -115,7 +115,11 @@ func compareDisk(t *testing.T, step int, p diskPair) {
 			k, r, _ := it.Next()
 			out = append(out, fmt.Sprint(k, r.RunN))
 		}
-		s.EachStartupRow(func(r *Reservation) { out = append(out, fmt.Sprint(resKey(r.Scope, r.Key), r.RunN)) })
+		var stored []storage.Reservation
+		if read := s.StartupRows(); read != nil {
+			stored, _ = read()
+		}
+		s.EachStartupRow(stored, func(r *Reservation) { out = append(out, fmt.Sprint(resKey(r.Scope, r.Key), r.RunN)) })
 		slices.Sort(out)
 		return out
 	}

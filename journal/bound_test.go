@@ -208,3 +208,26 @@ func TestEntryKeepsCopies(t *testing.T) {
 		t.Fatalf("unmatched %v, count %d", m.unmatched, j.Count("abc", false, Filter{}))
 	}
 }
+
+// A namespace longer than runs.EchoLimit bytes is journaled under its first
+// runs.EchoLimit bytes; listing, counting and clearing by the name the client
+// sent (the admin namespace of the same header) find those entries.
+func TestLongNamespaceIsFoundByItsFullName(t *testing.T) {
+	long := strings.Repeat("n", 1500)
+	j := New(5)
+	j.Add(Entry{Namespace: long, Method: "GET", Path: "/v1/capabilities", Status: 400, At: base})
+	body, err := j.Query(long, url.Values{})
+	if err != nil || !strings.Contains(string(body), `"path":"/v1/capabilities"`) {
+		t.Fatalf("Query by the full name: %v %.200s", err, body)
+	}
+	if n := j.Count(long, false, Filter{}); n != 1 {
+		t.Fatalf("Count by the full name: %d, want 1", n)
+	}
+	j.Clear(long, false)
+	if n := j.Count("", true, Filter{}); n != 0 {
+		t.Fatalf("after Clear by the full name: %d entries left", n)
+	}
+	if err := j.check(); err != nil {
+		t.Fatal(err)
+	}
+}

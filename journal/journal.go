@@ -272,7 +272,9 @@ func (j *Journal) Query(ns string, q url.Values) ([]byte, *runs.Error) {
 }
 
 // matching returns the records of namespace ns (every namespace with all, in
-// global arrival order) that keep accepts, oldest first.
+// global arrival order) that keep accepts, oldest first. Like Count and Clear,
+// it looks ns up by its first runs.EchoLimit bytes, the name Add stored it
+// under: a longer name is found by the name the client sent.
 func (j *Journal) matching(ns string, all bool, keep func(*record) bool) []record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -291,7 +293,7 @@ func (j *Journal) matching(ns string, all bool, keep func(*record) bool) []recor
 			add(r)
 		}
 		slices.SortFunc(out, func(a, b record) int { return cmp.Compare(a.seq, b.seq) })
-	} else if r := j.spaces[ns]; r != nil {
+	} else if r := j.spaces[runs.Echo(ns)]; r != nil {
 		add(r)
 	}
 	return out
@@ -326,7 +328,7 @@ func (j *Journal) Count(ns string, all bool, f Filter) int {
 		for _, r := range j.spaces {
 			count(r)
 		}
-	} else if r := j.spaces[ns]; r != nil {
+	} else if r := j.spaces[runs.Echo(ns)]; r != nil {
 		count(r)
 	}
 	return n
@@ -343,7 +345,7 @@ func (j *Journal) Clear(ns string, all bool) {
 		j.total = 0
 		return
 	}
-	if r := j.spaces[ns]; r != nil {
+	if r := j.spaces[runs.Echo(ns)]; r != nil {
 		j.drop(r)
 	}
 }

@@ -231,3 +231,26 @@ func TestLongNamespaceIsFoundByItsFullName(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The content type of a failed request's `request` is cut to its first
+// runs.EchoLimit bytes like the namespace, method and path, and kept as a
+// copy: a client may send a Content-Type of up to the header limit (1 MB) on
+// every 404, and the journal keeps 100 × --journal-size entries.
+func TestEntryCutsLongContentType(t *testing.T) {
+	ct := "x/" + strings.Repeat("a", 1<<20)
+	te := "chunked"
+	j := New(5)
+	j.Add(Entry{Namespace: "a", Method: "GET", Path: "/v1/nothing", Status: 404, At: base,
+		Request: &RequestMeta{ContentType: &ct, TransferEncoding: &te}})
+	r := j.spaces["a"]
+	got := r.buf[0].e.Request
+	if got == nil || got.ContentType == nil || *got.ContentType != ct[:runs.EchoLimit] {
+		t.Fatalf("contentType kept %d bytes, want %d", len(*got.ContentType), runs.EchoLimit)
+	}
+	if p, lo := uintptr(unsafe.Pointer(unsafe.StringData(*got.ContentType))), uintptr(unsafe.Pointer(unsafe.StringData(ct))); p >= lo && p < lo+uintptr(len(ct)) {
+		t.Fatal("contentType points into the request's header")
+	}
+	if *got.TransferEncoding != "chunked" || got.BodyBytes != nil {
+		t.Fatalf("request %+v", got)
+	}
+}

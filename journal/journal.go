@@ -90,17 +90,21 @@ func (j *Journal) Limit() int { return j.limit }
 
 // Add records e under e.Namespace, rounding DurationMs to 2 decimals
 // (controls.md §7.1): callers pass the raw, unrounded milliseconds. The
-// namespace, method and path are cut to their first runs.EchoLimit bytes. The
-// oldest entry of that namespace is dropped when its ring is full, and the
-// rings of the namespaces journaled least recently when the journal holds
-// Limit entries. The entry's Request and Issues are kept as given: the caller
-// must not change them later.
+// namespace, method and path, and the content type and transfer encoding of
+// its Request, are cut to their first runs.EchoLimit bytes. The oldest entry
+// of that namespace is dropped when its ring is full, and the rings of the
+// namespaces journaled least recently when the journal holds Limit entries. The entry's Issues are kept as given: the caller must not
+// change them later.
 func (j *Journal) Add(e Entry) {
 	if j.size == 0 {
 		return
 	}
 	e.DurationMs = roundMs(e.DurationMs)
 	e.Method, e.Path = keep(e.Method), keep(e.Path)
+	if m := e.Request; m != nil {
+		// Header values come from the client, up to the header limit (1 MB).
+		e.Request = &RequestMeta{ContentType: keepPtr(m.ContentType), TransferEncoding: keepPtr(m.TransferEncoding), BodyBytes: m.BodyBytes}
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
@@ -125,6 +129,15 @@ func (j *Journal) Add(e Entry) {
 // keep returns the first runs.EchoLimit bytes of s as a copy: a string cut
 // from the request line would keep all of it (query string included) alive.
 func keep(s string) string { return strings.Clone(runs.Echo(s)) }
+
+// keepPtr is keep for an optional header value (nil stays nil).
+func keepPtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	k := keep(*s)
+	return &k
+}
 
 // drop removes ring r and its entries. The caller holds j.mu.
 func (j *Journal) drop(r *ring) {

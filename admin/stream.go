@@ -230,12 +230,12 @@ func (a *Admin) StreamGet(ec echo.Context, _ genadmin.StreamGetParams) error {
 		case <-ctx.Done():
 			return nil
 		case <-idle.C:
-			if !write(w, cut, [][]byte{[]byte(": keepalive\n\n")}) {
+			if !cut.Write([]byte(": keepalive\n\n")) {
 				return nil
 			}
 		case <-s.wake:
 			frames, end := a.d.Hub.take(s)
-			if !write(w, cut, frames) {
+			if !cut.Write(frames...) {
 				return nil
 			}
 			if end {
@@ -245,18 +245,4 @@ func (a *Admin) StreamGet(ec echo.Context, _ genadmin.StreamGetParams) error {
 		}
 		idle.Reset(streamKeepalive)
 	}
-}
-
-// write writes and flushes frames under cut; false when the client is gone
-// or the write was cut.
-func write(w *echo.Response, cut *handlers.WriteCut, frames [][]byte) bool {
-	cut.Writing(true)
-	defer cut.Writing(false)
-	for _, f := range frames {
-		if _, err := w.Write(f); err != nil {
-			return false
-		}
-	}
-	w.Flush()
-	return true
 }

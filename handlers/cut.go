@@ -19,6 +19,7 @@ import (
 // is in progress, and a handler that ends between writes clears any deadline
 // set for a write that completed, so its stream ends cleanly.
 type WriteCut struct {
+	w       http.ResponseWriter
 	rc      *http.ResponseController
 	mu      sync.Mutex
 	busy    bool // a write is in progress
@@ -27,11 +28,24 @@ type WriteCut struct {
 
 // NewWriteCut returns the cut of the stream written to w.
 func NewWriteCut(w http.ResponseWriter) *WriteCut {
-	return &WriteCut{rc: http.NewResponseController(w)}
+	return &WriteCut{w: w, rc: http.NewResponseController(w)}
 }
 
-// Writing marks the start (true) and the end (false) of a write and its flush.
-func (c *WriteCut) Writing(on bool) {
+// Write writes frames and flushes them as one write in progress, which Abort
+// cuts; false when the client is gone or the write was cut.
+func (c *WriteCut) Write(frames ...[]byte) bool {
+	c.writing(true)
+	defer c.writing(false)
+	for _, f := range frames {
+		if _, err := c.w.Write(f); err != nil {
+			return false
+		}
+	}
+	_ = c.rc.Flush()
+	return true
+}
+
+func (c *WriteCut) writing(on bool) {
 	c.mu.Lock()
 	c.busy = on
 	c.mu.Unlock()

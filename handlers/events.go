@@ -50,13 +50,7 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 		case transport.Keepalive:
 			frame = []byte(": keepalive\n\n")
 		case transport.Closed: // a write like the frames': cut when aborted meanwhile
-			cut.Writing(true)
-			_, err := w.Write([]byte(": stream closed\n\n"))
-			if err == nil {
-				w.Flush()
-			}
-			cut.Writing(false)
-			if err == nil {
+			if cut.Write([]byte(": stream closed\n\n")) {
 				cut.End() // it completed: the stream ends cleanly
 			}
 			return nil
@@ -64,13 +58,7 @@ func (h *Handlers) RunEvents(c echo.Context, runID gen.RunIdPath, _ gen.RunEvent
 			cut.End()
 			return nil
 		}
-		cut.Writing(true)
-		_, err := w.Write(frame)
-		if err == nil {
-			w.Flush()
-		}
-		cut.Writing(false)
-		if err != nil {
+		if !cut.Write(frame) {
 			return nil
 		}
 	}

@@ -256,9 +256,9 @@ func (s *Set) Stat(k Key) Stat {
 
 // Check verifies the invariants: every stream's buffered bytes are its
 // frames' and within the bound, no subscriber count is negative, no
-// destroyed (aborted or orphaned) stream is left in a map, and no branch
-// keeps an empty map, and the orphan list holds exactly orphaned streams that
-// still have a subscriber. It walks everything: the tests call it.
+// destroyed (aborted or orphaned) stream is left in a map, no branch keeps an
+// empty map, and the orphan list holds only orphaned streams that still have
+// a subscriber. It walks everything: the tests call it.
 func (s *Set) Check() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -186,14 +186,12 @@ func (h *Hub) count() int {
 	return len(h.subs)
 }
 
-// H5: a stream subscriber that does not read holds at most the hub's bound of
-// unsent frames; past it the subscriber is dropped and its stream ends after
-// what it had already taken.
-func TestStreamDropsSlowSubscriber(t *testing.T) {
-	hub := NewHub(300)
+// streamTo serves GET /__admin/stream?namespace=s of hub to w in the
+// background and returns once it is subscribed; done is closed when the
+// handler returns.
+func streamTo(hub *Hub, w http.ResponseWriter) (done chan struct{}) {
 	a := New(Deps{Hub: hub, MaxBodyBytes: 1 << 20, Version: "test"})
-	w := &blockedWriter{ResponseRecorder: httptest.NewRecorder(), release: make(chan struct{})}
-	done := make(chan struct{})
+	done = make(chan struct{})
 	go func() {
 		defer close(done)
 		a.ServeHTTP(w, httptest.NewRequest("GET", "/__admin/stream?namespace=s", nil), "/__admin/stream")
@@ -201,6 +199,16 @@ func TestStreamDropsSlowSubscriber(t *testing.T) {
 	for hub.count() == 0 {
 		time.Sleep(time.Millisecond)
 	}
+	return done
+}
+
+// H5: a stream subscriber that does not read holds at most the hub's bound of
+// unsent frames; past it the subscriber is dropped and its stream ends after
+// what it had already taken.
+func TestStreamDropsSlowSubscriber(t *testing.T) {
+	hub := NewHub(300)
+	w := &blockedWriter{ResponseRecorder: httptest.NewRecorder(), release: make(chan struct{})}
+	done := streamTo(hub, w)
 	change := gateway.Change{Kind: "run.changed", Namespace: "s", Branch: "main", RunID: "run_1", Status: "running"}
 	first := "event: run.changed\ndata: " +
 		`{"kind":"run.changed","namespace":"s","branch":"main","run_id":"run_1","status":"running"}` + "\n\n"
@@ -437,16 +445,8 @@ func TestStreamDroppedWhileWritingEnds(t *testing.T) {
 	for _, how := range []string{"dropped", "closed"} {
 		t.Run(how, func(t *testing.T) {
 			hub := NewHub(300)
-			a := New(Deps{Hub: hub, MaxBodyBytes: 1 << 20, Version: "test"})
 			w := &stalledConn{ResponseRecorder: httptest.NewRecorder(), cutCh: make(chan struct{})}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				a.ServeHTTP(w, httptest.NewRequest("GET", "/__admin/stream?namespace=s", nil), "/__admin/stream")
-			}()
-			for hub.count() == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			done := streamTo(hub, w)
 			change := gateway.Change{Kind: "run.changed", Namespace: "s", Branch: "main", RunID: "run_1", Status: "running"}
 			hub.Change(change) // taken by the handler, which then blocks writing it
 			if how == "closed" {

@@ -36,10 +36,7 @@ func (c *countingStore) Reservations(ctx context.Context, ns string) ([]storage.
 // (issue 17 item 2); the stale restart shows in what is read.
 func TestStartupReadsNoReservation(t *testing.T) {
 	mem := storage.NewMemory()
-	g, err := New(mem, Options{Wall: func() float64 { return 1700000000000 }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := openAt(t, mem, func() float64 { return 1700000000000 })
 	var ids []string
 	for i := range 50 {
 		a, err := g.Create(Main("default"), Creation{Key: fmt.Sprint("k", i), Fingerprint: "fp", Sub: &runs.Submission{}})
@@ -50,10 +47,7 @@ func TestStartupReadsNoReservation(t *testing.T) {
 	}
 	g.Close()
 	store := &countingStore{Store: mem}
-	g, err = New(store, Options{Wall: func() float64 { return 1700000001000 }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g = openAt(t, store, func() float64 { return 1700000001000 })
 	defer g.Close()
 	if store.reads != 0 {
 		t.Fatalf("start-up read %d reservations", store.reads)
@@ -101,18 +95,12 @@ func (failingStore) Reservations(context.Context, string) ([]storage.Reservation
 // restart reads every start-up row (to rewrite the durable copy) and fails.
 func TestFailedReadAnswers500(t *testing.T) {
 	mem := storage.NewMemory()
-	g, err := New(mem, Options{Wall: func() float64 { return 1700000000000 }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := openAt(t, mem, func() float64 { return 1700000000000 })
 	if _, err := g.Create(Main("default"), Creation{Key: "k", Fingerprint: "fp", Sub: &runs.Submission{}}); err != nil {
 		t.Fatal(err)
 	}
 	g.Close()
-	g, err = New(failingStore{mem}, Options{Wall: func() float64 { return 1700000001000 }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g = openAt(t, failingStore{mem}, func() float64 { return 1700000001000 })
 	defer g.Close()
 	cp, cerr := g.CommitCheckpoint("default", "main")
 	if cerr != nil {
@@ -136,10 +124,7 @@ func TestFailedReadAnswers500(t *testing.T) {
 func TestPruneAfterRestartReachesUnreadRows(t *testing.T) {
 	mem := storage.NewMemory()
 	wall := 1700000000000.0
-	g, err := New(mem, Options{Wall: func() float64 { return wall }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := openAt(t, mem, func() float64 { return wall })
 	old, cerr := g.Create(Main("default"), Creation{Key: "old", Fingerprint: "fp", Sub: &runs.Submission{}})
 	if cerr != nil {
 		t.Fatal(cerr)
@@ -150,10 +135,7 @@ func TestPruneAfterRestartReachesUnreadRows(t *testing.T) {
 	}
 	g.Close()
 	wall += 86401000
-	g, err = New(mem, Options{Wall: func() float64 { return wall }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g = openAt(t, mem, func() float64 { return wall })
 	defer g.Close()
 	if _, err := g.Create(Main("default"), Creation{Key: "new", Fingerprint: "fp", Sub: &runs.Submission{}}); err != nil {
 		t.Fatal(err)
@@ -176,10 +158,7 @@ func TestPruneAfterRestartReachesUnreadRows(t *testing.T) {
 func TestListingAfterRestartShowsTheFilesRuns(t *testing.T) {
 	mem := storage.NewMemory()
 	wall := 1700000000000.0
-	g, err := New(mem, Options{Wall: func() float64 { return wall }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := openAt(t, mem, func() float64 { return wall })
 	var ids []string
 	for _, key := range []string{"a", "b", ""} {
 		a, cerr := g.Create(Main("default"), Creation{Key: key, Fingerprint: "fp", Sub: &runs.Submission{}})
@@ -194,10 +173,7 @@ func TestListingAfterRestartShowsTheFilesRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Close()
-	g, err = New(mem, Options{Wall: func() float64 { return wall }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g = openAt(t, mem, func() float64 { return wall })
 	defer g.Close()
 	list := func() string {
 		page, _, lerr := g.Runs("default", "", 0, "")
@@ -238,10 +214,7 @@ func (failingWrites) Apply(context.Context, ...storage.Batch) error { return fmt
 // namespace's row is written, as every other change does with --db: a failed
 // write answers 500 instead of a 201 for a namespace a restart would not know.
 func TestCheckpointWaitsForTheNamespaceRow(t *testing.T) {
-	g, err := New(failingWrites{storage.NewMemory()}, Options{Wall: func() float64 { return 1700000000000 }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := openAt(t, failingWrites{storage.NewMemory()}, func() float64 { return 1700000000000 })
 	defer g.Close()
 	want := runs.Storage(fmt.Errorf("disk full"))
 	if _, err := g.CommitCheckpoint("a", "main"); err == nil || err.Status != want.Status || err.Message != want.Message {
@@ -271,20 +244,14 @@ func (s slowListing) Reservations(ctx context.Context, ns string) ([]storage.Res
 func TestListingReadsTheFileWithoutTheLock(t *testing.T) {
 	mem := storage.NewMemory()
 	wall := 1700000000000.0
-	g, err := New(mem, Options{Wall: func() float64 { return wall }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := openAt(t, mem, func() float64 { return wall })
 	old, cerr := g.Create(Main("default"), Creation{Key: "a", Fingerprint: "fp", Sub: &runs.Submission{}})
 	if cerr != nil {
 		t.Fatal(cerr)
 	}
 	g.Close()
 	store := slowListing{mem, make(chan struct{}), make(chan struct{})}
-	g, err = New(store, Options{Wall: func() float64 { return wall + 1000 }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g = openAt(t, store, func() float64 { return wall + 1000 })
 	defer g.Close()
 	listed := make(chan []RunSummary)
 	go func() {
@@ -309,4 +276,14 @@ func TestListingReadsTheFileWithoutTheLock(t *testing.T) {
 	if len(page) != 2 || page[0].ID != fresh.RunID || page[1].ID != old.RunID {
 		t.Fatalf("listing %+v", page)
 	}
+}
+
+// openAt is New on store with the wall clock wall; t fails on an error.
+func openAt(t *testing.T, store storage.Store, wall func() float64) *Gateway {
+	t.Helper()
+	g, err := New(store, Options{Wall: wall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

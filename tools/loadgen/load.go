@@ -146,7 +146,11 @@ func cmdLoad(args []string) {
 	idsFile := fs.String("ids", "", "file of run ids (whitespace-separated) for {id}")
 	want := fs.String("want", "200,202", "statuses that count as success")
 	n := fs.Int("n", 0, "stored runs, copied into the result (scaled poll)")
+	rate := fs.Float64("rate", 0, "offered load, requests/s over all connections (0: closed loop, each connection sends as soon as it has its answer)")
 	fs.Parse(args)
+	if *rate < 0 {
+		fatalf("-rate %v: want 0 or more", *rate)
+	}
 	host := target(*rawURL)
 	ok := wantSet(*want)
 	var ids []string
@@ -161,6 +165,22 @@ func cmdLoad(args []string) {
 	start := time.Now()
 	warmEnd := start.Add(*warmup)
 	end := warmEnd.Add(*duration)
+	// With -rate the load is open: request i is due at start + i/rate, whoever
+	// sends it, and its latency counts from when it was due, so a server that
+	// falls behind is charged for the wait (no coordinated omission).
+	var issued atomic.Int64
+	due := func() (time.Time, bool) {
+		if *rate == 0 {
+			return time.Now(), true
+		}
+		i := issued.Add(1) - 1
+		at := start.Add(time.Duration(float64(i) / *rate * float64(time.Second)))
+		if !at.Before(end) {
+			return at, false
+		}
+		time.Sleep(time.Until(at))
+		return at, true
+	}
 	var (
 		mu       sync.Mutex
 		total    hist
@@ -185,8 +205,8 @@ func cmdLoad(args []string) {
 				fixed = render(nil, *method, *path, host, *key, []byte(*body))
 			}
 			for i := 0; ; i++ {
-				t0 := time.Now()
-				if !t0.Before(end) {
+				t0, more := due()
+				if !more || !t0.Before(end) {
 					break
 				}
 				req := fixed
@@ -242,7 +262,7 @@ func cmdLoad(args []string) {
 		fatalf("%s", f)
 	}
 	r := c.result("load")
-	r.N, r.Conns = *n, *conns
+	r.N, r.Conns, r.Rate = *n, *conns, *rate
 	r.Requests, r.Errors, r.FirstError = requests, errors, firstErr
 	r.Seconds = duration.Seconds()
 	r.RPS = float64(requests) / r.Seconds

@@ -126,13 +126,20 @@ func TestMedian(t *testing.T) {
 	}
 }
 
-// The report pairs rounds, takes medians and applies the targets of issue 9.
+// The report pairs rounds, takes medians and applies the targets: the
+// throughput ratio to closed-loop rows, the p99 factor to paced ones.
 func TestReportTargets(t *testing.T) {
 	results := []Result{
 		{Label: "keyless", Role: "baseline", Round: 1, Kind: "load", RPS: 10000, P99Ms: 2},
 		{Label: "keyless", Role: "emulator", Round: 1, Kind: "load", RPS: 5000, P99Ms: 3, HWMKB: 30 * 1024},
 		{Label: "keyless", Role: "baseline", Round: 2, Kind: "load", RPS: 20000, P99Ms: 1},
 		{Label: "keyless", Role: "emulator", Round: 2, Kind: "load", RPS: 6000, P99Ms: 3, HWMKB: 50 * 1024},
+		{Label: "keyed", Role: "baseline", Round: 1, Kind: "load", Rate: 1000, RPS: 1000, P99Ms: 2},
+		{Label: "keyed", Role: "emulator", Round: 1, Kind: "load", Rate: 1000, RPS: 999, P99Ms: 3.5},
+		{Label: "keyed", Role: "baseline", Round: 2, Kind: "load", Rate: 1000, RPS: 1000, P99Ms: 1},
+		{Label: "keyed", Role: "emulator", Round: 2, Kind: "load", Rate: 1000, RPS: 1000, P99Ms: 2.5},
+		{Label: "keyless", Role: "baseline", Round: 1, Kind: "load", Rate: 1000, RPS: 1000, P99Ms: 2},
+		{Label: "keyless", Role: "emulator", Round: 1, Kind: "load", Rate: 1000, RPS: 1000, P99Ms: 3},
 		{Label: "sse", Role: "emulator", Round: 1, Kind: "sse", N: 1000, P50Ms: 0.2, P99Ms: 0.5},
 		{Label: "streams", Role: "emulator", Round: 1, Kind: "streams", N: 1000, RSSKB: 61 * 1024},
 		{Label: "coldstart", Role: "emulator", Round: 1, Kind: "coldstart", N: 10, P50Ms: 12},
@@ -143,8 +150,11 @@ func TestReportTargets(t *testing.T) {
 	report(&buf, results)
 	out := buf.String()
 	for _, want := range []string{
-		// ratio = median(0.5, 0.3) = 0.4 → PASS; p99× = median(1.5, 3) = 2.25 → MISS; RSS median 40 MB → PASS
-		"submit keyless                  5500    0.000    3.000   40.0 MB |     15000    1.500 |  0.400   2.25 | ratio≥0.40 PASS, p99≤2×base MISS, RSS≤40MB PASS",
+		// closed loop: ratio = median(0.5, 0.3) = 0.4 → PASS; p99× = median(1.5, 3) = 2.25, not a target there
+		"submit keyless                        5500    0.000    3.000   40.0 MB |     15000    1.500 |  0.400   2.25 | ratio≥0.40 PASS\n",
+		// paced: p99× = median(1.75, 2.5) = 2.125 → MISS; 1.5 → PASS; the rows follow the table order
+		"submit keyless 1000/s                 1000    0.000    3.000    0.0 MB |      1000    2.000 |  1.000   1.50 | p99≤2×base PASS\n" +
+			"submit keyed (new keys) 1000/s        1000    0.000    3.000    0.0 MB |      1000    1.500 |  1.000   2.12 | p99≤2×base MISS\n",
 		"p99≤1ms PASS",
 		"RSS<60MB MISS",
 		"median≤20ms PASS",

@@ -2,10 +2,11 @@
 // It drives an HTTP server on this machine with N keep-alive connections for a
 // fixed duration after a warm-up, records every latency in a log-linear
 // histogram and prints one JSON result line per measurement; `loadgen report`
-// turns the collected lines into the harness's table, with the targets of
-// issue 9 and PASS/MISS beside each figure.
+// turns the collected lines into the harness's table, with the targets and
+// PASS/MISS beside each figure. With -rate, load offers a fixed number of
+// requests a second (an open loop) instead of sending as fast as answers come.
 //
-//	loadgen load      -url U -conns 32 -duration 10s -warmup 2s -method POST -path /v1/runs -body '{"input":"bench"}' [-key new|fixed] [-ids FILE] [-pid PID]
+//	loadgen load      -url U -conns 32 -duration 10s -warmup 2s -method POST -path /v1/runs -body '{"input":"bench"}' [-key new|fixed] [-ids FILE] [-pid PID] [-rate R]
 //	loadgen seed      -url U -n 1000000 -conns 32 -ids FILE -sample 10000
 //	loadgen sse       -url U -events 1000 -warmup-events 100 [-pid PID]
 //	loadgen streams   -url U -n 1000 -pid PID
@@ -32,12 +33,13 @@ import (
 
 // Result is one measurement, printed as one JSON line.
 type Result struct {
-	Label string `json:"label"`           // workload name, e.g. "keyless"
-	Role  string `json:"role"`            // "emulator" or "baseline"
-	Round int    `json:"round"`           // 1-based round of the harness
-	Kind  string `json:"kind"`            // load, seed, sse, streams, coldstart
-	N     int    `json:"n,omitempty"`     // stored runs (scaled poll), streams, events or starts
-	Conns int    `json:"conns,omitempty"` // connections used
+	Label string  `json:"label"`           // workload name, e.g. "keyless"
+	Role  string  `json:"role"`            // "emulator" or "baseline"
+	Round int     `json:"round"`           // 1-based round of the harness
+	Kind  string  `json:"kind"`            // load, seed, sse, streams, coldstart
+	N     int     `json:"n,omitempty"`     // stored runs (scaled poll), streams, events or starts
+	Conns int     `json:"conns,omitempty"` // connections used
+	Rate  float64 `json:"rate,omitempty"`  // offered load of an open-loop run, req/s (0: closed loop)
 
 	Requests   int64   `json:"requests"`              // completed in the measured window
 	Errors     int64   `json:"errors"`                // unexpected status or transport error

@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"go.uber.org/goleak"
@@ -288,5 +290,43 @@ func TestMigrateFromVersion1(t *testing.T) {
 func TestOpenNeedsAFile(t *testing.T) {
 	if db, err := Open(""); db != nil || err == nil || err.Error() != "storage: open: no file given (without --db, use NewMemory)" {
 		t.Fatalf(`Open("") = %v, %v`, db, err)
+	}
+}
+
+// The checkpointer copies committed pages into the database file after
+// checkpointEvery batches, well before the WAL reaches wal_autocheckpoint
+// (64 MiB): the file grows without any commit having checkpointed.
+func TestCheckpointerCopiesTheWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ck.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	ctx := context.Background()
+	for i := range checkpointEvery {
+		r := &Reservation{Scope: "s", Key: fmt.Sprintf("k%d", i), Fingerprint: "f", RunID: fmt.Sprintf("run_%d", i),
+			RunN: int64(i + 1), OwnerScope: "s", Keyed: true, Record: []byte(`{"status":"queued"}`), UpdatedAt: 1}
+		if err := db.Apply(ctx, Batch{Namespace: "default", Upsert: []*Reservation{r}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size() == before {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file still %d bytes 10 s after %d commits: no checkpoint ran", before, checkpointEvery)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
 	}
 }

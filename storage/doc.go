@@ -21,7 +21,9 @@
 // ReservationsOfRun), so start-up does not grow with the file.
 //
 // Open(path) opens a file in WAL mode that survives a real process restart
-// (Existed reports one); SQLite is used only for --db. The schema comes from
+// (Existed reports one); SQLite is used only for --db. A second connection
+// checkpoints the WAL in the background (checkpoint.go), so that no commit,
+// and no request waiting for one, waits for a whole checkpoint. The schema comes from
 // the numbered files in migrations/ (embedded), versioned by PRAGMA
 // user_version and marked with PRAGMA application_id. Row types with db tags
 // are private to this package; SQLite errors become storage errors in one

@@ -138,7 +138,7 @@ func (db *DB) Apply(ctx context.Context, bs ...Batch) error {
 			return err
 		}
 	}
-	return inTx(ctx, db.x, "apply", func(tx *sqlx.Tx) error {
+	err := inTx(ctx, db.x, "apply", func(tx *sqlx.Tx) error {
 		a := applier{db: db, tx: tx, ensured: map[string]bool{}}
 		for i := range bs {
 			if err := a.apply(ctx, &bs[i]); err != nil {
@@ -147,6 +147,10 @@ func (db *DB) Apply(ctx context.Context, bs ...Batch) error {
 		}
 		return nil
 	})
+	if err == nil && db.ckpt != nil {
+		db.ckpt.committed(len(bs))
+	}
+	return err
 }
 
 // applier applies batches within one transaction; the hot statements are bound

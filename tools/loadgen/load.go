@@ -224,7 +224,9 @@ func cmdLoad(args []string) {
 				}
 				status, _, err := k.do(req, false)
 				t1 := time.Now()
-				if t0.Before(warmEnd) || t1.After(end) {
+				// Paced, every request due in the window counts, however late
+				// its answer: a stall at the end is not left out.
+				if t0.Before(warmEnd) || *rate == 0 && t1.After(end) {
 					if err != nil && !isRefused(err) {
 						time.Sleep(time.Millisecond)
 					}

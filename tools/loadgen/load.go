@@ -168,13 +168,12 @@ func cmdLoad(args []string) {
 	// With -rate the load is open: request i is due at start + i/rate, whoever
 	// sends it, and its latency counts from when it was due, so a server that
 	// falls behind is charged for the wait (no coordinated omission).
-	var issued atomic.Int64
+	sched := &pace{start: start, rate: *rate}
 	due := func() (time.Time, bool) {
 		if *rate == 0 {
 			return time.Now(), true
 		}
-		i := issued.Add(1) - 1
-		at := start.Add(time.Duration(float64(i) / *rate * float64(time.Second)))
+		at := sched.next()
 		if !at.Before(end) {
 			return at, false
 		}
@@ -270,6 +269,20 @@ func cmdLoad(args []string) {
 	r.RPS = float64(requests) / r.Seconds
 	r.P50Ms, r.P99Ms, r.MaxMs = ms(total.quantile(0.50)), ms(total.quantile(0.99)), ms(total.max)
 	c.finish(r)
+}
+
+// pace is the schedule of a paced load: the i-th request asked for is due at
+// start + i/rate seconds.
+type pace struct {
+	start  time.Time
+	rate   float64 // requests per second, > 0
+	issued atomic.Int64
+}
+
+// next returns when the next request is due.
+func (p *pace) next() time.Time {
+	i := p.issued.Add(1) - 1
+	return p.start.Add(time.Duration(float64(i) / p.rate * float64(time.Second)))
 }
 
 func isRefused(err error) bool {

@@ -166,3 +166,15 @@ func TestReportTargets(t *testing.T) {
 		}
 	}
 }
+
+// A paced load's requests are due at start + i/rate, one after another,
+// whoever asks.
+func TestPaceSchedule(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	p := &pace{start: t0, rate: 3}
+	for i, want := range []time.Duration{0, 333333333, 666666666, time.Second} {
+		if got := p.next().Sub(t0); got != want {
+			t.Fatalf("request %d due at +%v, want +%v", i, got, want)
+		}
+	}
+}

@@ -58,6 +58,12 @@ func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 		if tl.skipped > 0 {
 			s.Comment = append(s.Comment, fmt.Sprintf("%d event frame(s) left out: not scriptable by the events control", tl.skipped))
 		}
+		if tl.refused > 0 {
+			s.Comment = append(s.Comment, fmt.Sprintf("%d status change(s) left out: the observe control refuses the status", tl.refused))
+		}
+		if n := tl.trimmed(); n > 0 {
+			s.Comment = append(s.Comment, fmt.Sprintf("%d step(s) written without the fields the observe control refuses", n))
+		}
 		if l.full {
 			s.Comment = append(s.Comment, fmt.Sprintf("recording stopped after %d observations", MaxObservations))
 		}

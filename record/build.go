@@ -79,7 +79,9 @@ func readTimeline(l *runLog) *timeline {
 		tl.stopAt = firstRecordTime(l, stopObs, "stopping", tl.stopAt)
 	}
 	if terminal >= 0 && tl.final != nil && runs.IsTerminal(str(tl.final, "status")) {
-		tl.changes[terminal].step.Body = obj(observeBody(tl.final, tl.steers, tl.deliver()))
+		if body, trimmed, ok := scriptable(ActObserve, observeBody(tl.final, tl.steers, tl.deliver())); ok {
+			tl.changes[terminal].step.Body, tl.changes[terminal].trimmed = obj(body), trimmed
+		}
 	}
 	return tl
 }
@@ -142,8 +144,47 @@ func (tl *timeline) readFrame(ev *runs.Obj, i int, seen map[string]bool, termina
 	}
 }
 
+// add places one change. An observe or approval body keeps only what the
+// observe control accepts (scriptable); one it refuses whole is left out.
 func (tl *timeline) add(t float64, order int, action string, body runs.Value) {
-	tl.changes = append(tl.changes, change{t: t, order: order, step: Step{Action: action, Body: body}})
+	trimmed := false
+	if action == ActObserve || action == ActApproval {
+		b, tr, ok := scriptable(action, body.Obj)
+		if !ok {
+			tl.refused++
+			return
+		}
+		body, trimmed = obj(b), tr
+	}
+	tl.changes = append(tl.changes, change{t: t, order: order, step: Step{Action: action, Body: body}, trimmed: trimmed})
+}
+
+// scriptable returns the part of an observe or approval step body that the
+// observe control accepts, and so the scenario loader too: the body itself,
+// or — when the upstream wrote a field in a shape the control refuses (a
+// malformed or newer gateway: a null output, a fourth usage count, an
+// untrimmed request_id) — the body without each such field (trimmed). ok is
+// false when not even the status is accepted.
+func scriptable(action string, body *runs.Obj) (out *runs.Obj, trimmed, ok bool) {
+	accepts := func(b *runs.Obj) bool {
+		v := obj(b)
+		if action == ActApproval {
+			v = obj(&runs.Obj{Keys: []string{"status", "approval"}, Vals: []runs.Value{runs.StringValue(runs.WaitingForApproval), v}})
+		}
+		_, err := runs.ParseObserve(v, true, nil)
+		return err == nil
+	}
+	if accepts(body) {
+		return body, false, true
+	}
+	out = &runs.Obj{}
+	for i, k := range body.Keys {
+		out.Set(k, body.Vals[i])
+		if !accepts(out) {
+			out.Delete(k)
+		}
+	}
+	return out, true, accepts(out)
 }
 
 // placeAnswers moves each answer to its upstream time: the matching
@@ -265,4 +306,15 @@ func (tl *timeline) answer(k int, target, steps, ifDenied *[]Step) (float64, *[]
 		return a.t, ifDenied
 	}
 	return a.t, target
+}
+
+// trimmed counts the changes written without fields the observe control refuses.
+func (tl *timeline) trimmed() int {
+	n := 0
+	for _, c := range tl.changes {
+		if c.trimmed {
+			n++
+		}
+	}
+	return n
 }

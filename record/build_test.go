@@ -199,3 +199,33 @@ func TestManyDeltas(t *testing.T) {
 		t.Errorf("comment %q", c)
 	}
 }
+
+// Record values the observe control refuses (a malformed or newer upstream)
+// are left out of the steps, field by field, so the file still loads: an
+// unknown status, a null output, a usage with a fourth count, an error that
+// is an object, an approval request_id that is not trimmed.
+func TestUnscriptableRecordValues(t *testing.T) {
+	l := &runLog{seq: 1, runID: "run_1", admitted: 150, input: "go", hasInput: true, obs: []observation{
+		{kind: obsRecord, at: 150, body: rec(t, "thinking", 0.1, "")},
+		{kind: obsRecord, at: 151, body: rec(t, "waiting_for_approval", 1, `,"approval":{"command":"ls","request_id":" r1 "}`)},
+		{kind: obsRecord, at: 152, body: rec(t, "failed", 2, `,"error":{"message":"boom"}`)},
+	}}
+	m := &runLog{seq: 2, runID: "run_2", admitted: 150, input: "go2", hasInput: true, obs: []observation{
+		{kind: obsFrame, at: 150.5, body: o(t, `{"event":"run.completed","run_id":"run_2","timestamp":100.5,"output":null,"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2,"cost":0.1},"pending_steer":"p"}`)},
+	}}
+	data := writeFile(nil, buildScenarios([]*runLog{l, m}, buildOptions{speed: 1, match: MatchInput}))
+	if _, perr := scenarios.Parse(data); perr != nil {
+		t.Fatalf("the file does not load: %s\n%s", perr.Message, data)
+	}
+	for _, want := range []string{
+		`approval: {"command": "ls"}`,
+		`observe: {"status": "failed"}`,
+		`observe: {"status": "completed", "pending_steer": "p"}`,
+		"# 1 status change(s) left out: the observe control refuses the status\n  # 2 step(s) written without the fields the observe control refuses\n  - name: \"rec-001\"",
+		"# 1 step(s) written without the fields the observe control refuses\n  - name: \"rec-002\"",
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("no %s in\n%s", want, data)
+		}
+	}
+}

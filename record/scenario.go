@@ -43,6 +43,8 @@ type change struct {
 	t     float64
 	order int // arrival order, for ties
 	step  Step
+	// trimmed: fields the observe control refuses were left out (scriptable).
+	trimmed bool
 }
 
 // answer is an accepted approval answer on the upstream's time axis.
@@ -66,6 +68,7 @@ type timeline struct {
 	steers    []string
 	final     *runs.Obj // the last record read, nil when none
 	skipped   int       // frames of events the events control cannot script
+	refused   int       // status changes the observe control refuses (scriptable)
 }
 
 // roundMs is t (seconds) in whole milliseconds, divided by speed.

@@ -272,7 +272,7 @@ func (tl *timeline) steps(speed, quantum float64) (steps, ifDenied, onStop []Ste
 			continue
 		}
 		s := c.step
-		s.AfterMs = max(0, roundMs(c.t, speed)-roundMs(cur, speed))
+		s.AfterMs = delayMs(cur, c.t, speed)
 		*target = append(*target, s)
 		cur, lastT = c.t, c.t
 		waiting = waiting || s.Action == ActApproval

@@ -229,3 +229,24 @@ func TestUnscriptableRecordValues(t *testing.T) {
 		}
 	}
 }
+
+// An upstream time far from the others (a timestamp in milliseconds, 1e300)
+// gives a delay the file can still hold: every delay is clamped to 0 ..
+// the longest duration the loader reads (2562047h47m16.854s), never wrapped.
+func TestDelayBounds(t *testing.T) {
+	l := &runLog{seq: 1, runID: "run_1", admitted: 150, input: "go", hasInput: true, obs: []observation{
+		{kind: obsFrame, at: 150.1, body: o(t, `{"event":"message.delta","run_id":"run_1","timestamp":100.1,"delta":"a"}`)},
+		{kind: obsFrame, at: 150.2, body: o(t, `{"event":"message.delta","run_id":"run_1","timestamp":100200.0,"delta":"b"}`)},
+		{kind: obsFrame, at: 150.3, body: o(t, `{"event":"message.delta","run_id":"run_1","timestamp":1e300,"delta":"c"}`)},
+		{kind: obsFrame, at: 150.4, body: o(t, `{"event":"message.delta","run_id":"run_1","timestamp":100.4,"delta":"d"}`)},
+	}}
+	for _, speed := range []float64{1, MinSpeed} {
+		data := writeFile(nil, buildScenarios([]*runLog{l}, buildOptions{speed: speed, match: MatchInput}))
+		if _, perr := scenarios.Parse(data); perr != nil {
+			t.Fatalf("speed %g: the file does not load: %s\n%s", speed, perr.Message, data)
+		}
+		if !strings.Contains(string(data), "after: 2562047h47m16.854s\n") {
+			t.Errorf("speed %g: no clamped delay in\n%s", speed, data)
+		}
+	}
+}

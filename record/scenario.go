@@ -2,6 +2,7 @@ package record
 
 import (
 	"math"
+	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
@@ -71,8 +72,24 @@ type timeline struct {
 	refused   int       // status changes the observe control refuses (scriptable)
 }
 
-// roundMs is t (seconds) in whole milliseconds, divided by speed.
-func roundMs(t, speed float64) int64 { return int64(math.Round(t * 1000 / speed)) }
+// maxDelayMs is the longest delay a step's after can say: a Go duration
+// string (what the file writes) holds at most math.MaxInt64 nanoseconds.
+const maxDelayMs = math.MaxInt64 / int64(time.Millisecond)
+
+// delayMs is the step delay from upstream time from to time to (seconds): the
+// difference of both in whole milliseconds, divided by speed, clamped to
+// 0..maxDelayMs — an upstream time far from the others (a timestamp in
+// milliseconds, 1e300) must not wrap around into a delay the loader refuses.
+func delayMs(from, to, speed float64) int64 {
+	d := math.Round(to*1000/speed) - math.Round(from*1000/speed)
+	switch {
+	case !(d > 0): // NaN too
+		return 0
+	case d >= float64(maxDelayMs):
+		return maxDelayMs
+	}
+	return int64(d)
+}
 
 // knownLastEvent reports whether name is a last_event the emulator writes by
 // itself (runs-api §4.3, §6.4.3); an observation only needs to state the

@@ -27,6 +27,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 // FlushPath is the recorder's own route: POST writes the file now.
@@ -262,11 +264,15 @@ func (r *Recorder) Scenarios() ([]byte, int) {
 	dropped, info := r.dropped, r.info
 	r.mu.Unlock()
 	ss := buildScenarios(logs, buildOptions{speed: r.opts.Speed, match: r.opts.Match, redact: r.opts.Redact})
-	return writeFile(r.header(len(ss), dropped, info), ss), len(ss)
+	// headerRoom is more than the header's counts can grow by once fit has run.
+	const headerRoom = 512
+	ss, left := fit(ss, scenarios.MaxFileBytes-len(writeFile(r.header(len(ss), dropped, len(ss), info), nil))-headerRoom)
+	return writeFile(r.header(len(ss), dropped, left, info), ss), len(ss)
 }
 
-// header is the file's comment: where and when it was recorded, and how.
-func (r *Recorder) header(n, dropped int, info string) []string {
+// header is the file's comment: where and when it was recorded, and how;
+// dropped and left count the runs not recorded and not written.
+func (r *Recorder) header(n, dropped, left int, info string) []string {
 	up := url.URL{Scheme: r.upstream.Scheme, Host: r.upstream.Host, Path: r.upstream.Path}
 	if info == "" {
 		info = "unknown (no GET /v1/capabilities answered 200)"
@@ -285,6 +291,9 @@ func (r *Recorder) header(n, dropped int, info string) []string {
 	}
 	if dropped > 0 {
 		h = append(h, fmt.Sprintf("%d later run(s) not recorded: at most %d per recording.", dropped, MaxRuns))
+	}
+	if left > 0 {
+		h = append(h, fmt.Sprintf("%d recorded run(s) left out: the scenario loader reads at most %d bytes.", left, scenarios.MaxFileBytes))
 	}
 	return h
 }

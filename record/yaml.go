@@ -25,23 +25,47 @@ func writeFile(header []string, ss []Scenario) []byte {
 	}
 	b.WriteString("scenarios:\n")
 	for _, s := range ss {
-		for _, c := range s.Comment {
-			b.WriteString("  # " + c + "\n")
-		}
-		b.WriteString("  - name: " + quote(s.Name) + "\n")
-		b.WriteString("    match: " + flow(runs.ObjectValue(s.Match)) + "\n")
-		writeSteps(&b, "steps", s.Steps)
-		if s.IfDenied != nil {
-			writeSteps(&b, "if_denied", s.IfDenied)
-		}
-		if s.OnStop != nil {
-			writeSteps(&b, "on_stop", s.OnStop)
-		}
-		if s.DeliverSteers {
-			b.WriteString("    steers: deliver\n")
-		}
+		writeScenario(&b, s)
 	}
 	return b.Bytes()
+}
+
+// fit keeps the scenarios, in order, whose rendering fits in budget bytes
+// altogether, and counts the others: the loader refuses a file over
+// scenarios.MaxFileBytes, so a recording of many long outputs or deltas keeps
+// what fits rather than write a file that does not load.
+func fit(ss []Scenario, budget int) (kept []Scenario, left int) {
+	size := 0
+	for _, s := range ss {
+		var b bytes.Buffer
+		writeScenario(&b, s)
+		if size+b.Len() > budget {
+			left++
+			continue
+		}
+		size += b.Len()
+		kept = append(kept, s)
+	}
+	return kept, left
+}
+
+// writeScenario renders one scenario of the list, comments first.
+func writeScenario(b *bytes.Buffer, s Scenario) {
+	for _, c := range s.Comment {
+		b.WriteString("  # " + c + "\n")
+	}
+	b.WriteString("  - name: " + quote(s.Name) + "\n")
+	b.WriteString("    match: " + flow(runs.ObjectValue(s.Match)) + "\n")
+	writeSteps(b, "steps", s.Steps)
+	if s.IfDenied != nil {
+		writeSteps(b, "if_denied", s.IfDenied)
+	}
+	if s.OnStop != nil {
+		writeSteps(b, "on_stop", s.OnStop)
+	}
+	if s.DeliverSteers {
+		b.WriteString("    steers: deliver\n")
+	}
 }
 
 func writeSteps(b *bytes.Buffer, key string, steps []Step) {

@@ -1,0 +1,69 @@
+package record
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
+)
+
+// cannedUpstream admits runs run_1, run_2, … and answers every other request
+// with the record rec(id).
+func cannedUpstream(t *testing.T, rec func(id string) string) string {
+	t.Helper()
+	n := 0
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		if req.Method == "POST" && req.URL.Path == "/v1/runs" {
+			n++
+			w.WriteHeader(202)
+			fmt.Fprintf(w, `{"run_id":"run_%d","status":"queued"}`, n)
+			return
+		}
+		io.WriteString(w, rec(strings.TrimPrefix(req.URL.Path, "/v1/runs/")))
+	}))
+	t.Cleanup(up.Close)
+	return up.URL
+}
+
+// Twelve runs that each completed with a 900 KiB output: all are recorded,
+// but the file keeps only the scenarios that fit the loader's 10 MiB, so
+// serve --scenarios still loads it; the header counts the others.
+func TestFileFitsTheLoader(t *testing.T) {
+	output := strings.Repeat("y", 900<<10)
+	out := filepath.Join(t.TempDir(), "r.yaml")
+	r, err := New(Options{Out: out, Upstream: cannedUpstream(t, func(id string) string {
+		return `{"object":"hermes.run","run_id":"` + id + `","status":"completed","updated_at":1700000001.0,"created_at":1700000000.0,"output":"` +
+			output + `","usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}`
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := httptest.NewServer(r)
+	defer px.Close()
+	for i := 1; i <= 12; i++ {
+		send(t, px.URL, "POST", "/v1/runs", fmt.Sprintf(`{"input":"m%d"}`, i))
+		send(t, px.URL, "GET", fmt.Sprintf("/v1/runs/run_%d", i), "")
+	}
+	n, err := r.Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenarios.Load(out)
+	if err != nil {
+		t.Fatalf("the written file does not load: %.200v", err)
+	}
+	if len(set.Scenarios) != n || n != 11 {
+		t.Errorf("%d scenarios loaded, %d written, want 11", len(set.Scenarios), n)
+	}
+	data, _ := os.ReadFile(out)
+	if !strings.Contains(string(data), "\n# 1 recorded run(s) left out: the scenario loader reads at most 10485760 bytes.\n") {
+		t.Errorf("header: %.600s", data)
+	}
+}

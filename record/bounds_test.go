@@ -67,3 +67,39 @@ func TestFileFitsTheLoader(t *testing.T) {
 		t.Errorf("header: %.600s", data)
 	}
 }
+
+// What the upstream names itself (the capabilities' version and platform)
+// and its run ids reach the file's comments: a line break in them must not
+// end the comment and leave the rest as YAML the loader refuses.
+func TestCommentsStayComments(t *testing.T) {
+	n := 0
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.URL.Path {
+		case "/v1/capabilities":
+			io.WriteString(w, `{"version":"1.0\nextra: 1","platform":"p\r\u2028q\u0085"}`)
+		case "/v1/runs":
+			n++
+			w.WriteHeader(202)
+			fmt.Fprintf(w, `{"run_id":"run_%d\nextra: 2 \ud800","status":"queued"}`, n)
+		}
+	}))
+	defer up.Close()
+	out := filepath.Join(t.TempDir(), "r.yaml")
+	r, err := New(Options{Out: out, Upstream: up.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.FetchCapabilities(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	px := httptest.NewServer(r)
+	defer px.Close()
+	send(t, px.URL, "POST", "/v1/runs", `{"input":"go"}`)
+	if _, err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scenarios.Load(out); err != nil {
+		data, _ := os.ReadFile(out)
+		t.Fatalf("the written file does not load: %v\n%s", err, data)
+	}
+}

@@ -17,7 +17,7 @@ import (
 func writeFile(header []string, ss []Scenario) []byte {
 	var b bytes.Buffer
 	for _, h := range header {
-		b.WriteString("# " + h + "\n")
+		b.WriteString("# " + oneLine(h) + "\n")
 	}
 	if len(ss) == 0 {
 		b.WriteString("scenarios: []\n")
@@ -52,7 +52,7 @@ func fit(ss []Scenario, budget int) (kept []Scenario, left int) {
 // writeScenario renders one scenario of the list, comments first.
 func writeScenario(b *bytes.Buffer, s Scenario) {
 	for _, c := range s.Comment {
-		b.WriteString("  # " + c + "\n")
+		b.WriteString("  # " + oneLine(c) + "\n")
 	}
 	b.WriteString("  - name: " + quote(s.Name) + "\n")
 	b.WriteString("    match: " + flow(runs.ObjectValue(s.Match)) + "\n")
@@ -175,4 +175,17 @@ func quote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// oneLine makes s fit in a comment line: what the upstream names (its version,
+// its run ids) may hold line breaks, which would end the comment, or bytes
+// YAML refuses. Control characters, DEL, the C1 controls and the line and
+// paragraph separators become spaces, and invalid UTF-8 becomes U+FFFD.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7F || r >= 0x80 && r <= 0x9F || r == 0x2028 || r == 0x2029 || r == 0xFEFF || r == 0xFFFE || r == 0xFFFF {
+			return ' '
+		}
+		return r
+	}, s)
 }

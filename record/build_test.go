@@ -151,14 +151,14 @@ func TestQuote(t *testing.T) {
 		"\x00\x1f\x7f":                       `"\u0000\u001f\u007f"`,
 		"nel\u0085ls\u2028ps\u2029bom\ufeff": `"nel\u0085ls\u2028ps\u2029bom\ufeff"`,
 		"café 😀 ✓":                           `"café 😀 ✓"`,
-		"lone\xed\xa0\x80":                   `"lone\ud800"`,
+		"lone\xed\xa0\x80":                   "\"lone\ufffd\ufffd\ufffd\"",
 	} {
 		got := quote(in)
 		if got != want {
 			t.Errorf("quote(%q) = %s, want %s", in, got, want)
 		}
 		var back string
-		if in != "lone\xed\xa0\x80" && (json.Unmarshal([]byte(got), &back) != nil || back != in) {
+		if !strings.HasPrefix(in, "lone") && (json.Unmarshal([]byte(got), &back) != nil || back != in) {
 			t.Errorf("quote(%q) does not read back as JSON: %q", in, back)
 		}
 	}

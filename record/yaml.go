@@ -140,18 +140,15 @@ func appendFlow(b *strings.Builder, v runs.Value) {
 // quote renders s as a double-quoted scalar that JSON and YAML both read back
 // as s: the JSON escapes, plus \uXXXX for what YAML would not keep as it is —
 // DEL, the C1 controls (NEL among them), the line and paragraph separators,
-// the byte-order mark and the non-characters U+FFFE/U+FFFF. A lone surrogate
-// (WTF-8, see runs.Value) is written as its \uDXXX escape.
+// the byte-order mark and the non-characters U+FFFE/U+FFFF. YAML cannot say a
+// lone surrogate (WTF-8, see runs.Value; the YAML loader refuses a \uD800
+// escape): like any byte that is not UTF-8, each of its three bytes is
+// written as U+FFFD, which is also how RE2 reads such a byte in a match.
 func quote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 && i+3 <= len(s) && s[i] == 0xED {
-			// WTF-8 lone surrogate: ED A0–BF xx
-			r = rune(0xD000 | int(s[i+1]&0x3F)<<6 | int(s[i+2]&0x3F))
-			n = 3
-		}
 		i += n
 		switch {
 		case r == '"':
@@ -165,7 +162,7 @@ func quote(s string) string {
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7F || r >= 0x80 && r <= 0x9F || r == 0x2028 || r == 0x2029 ||
-			r == 0xFEFF || r == 0xFFFE || r == 0xFFFF || r >= 0xD800 && r <= 0xDFFF:
+			r == 0xFEFF || r == 0xFFFE || r == 0xFFFF:
 			b.WriteString(`\u`)
 			h := strconv.FormatInt(int64(r), 16)
 			b.WriteString(strings.Repeat("0", 4-len(h)) + h)

@@ -64,6 +64,9 @@ func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 		if n := tl.trimmed(); n > 0 {
 			s.Comment = append(s.Comment, fmt.Sprintf("%d step(s) written without the fields the observe control refuses", n))
 		}
+		if l.capped {
+			s.Comment = append(s.Comment, fmt.Sprintf("recording stopped: the recorder keeps at most %d bytes of observations", maxKeptBytes))
+		}
 		if l.full {
 			s.Comment = append(s.Comment, fmt.Sprintf("recording stopped after %d observations", MaxObservations))
 		}

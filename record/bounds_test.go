@@ -103,3 +103,41 @@ func TestCommentsStayComments(t *testing.T) {
 		t.Fatalf("the written file does not load: %v\n%s", err, data)
 	}
 }
+
+// What the recorder keeps is bounded across runs, not only per run: with
+// every run under its own limits, 1000 runs of 10,000 frames of 1 MiB would
+// still be 10 TB. Past maxKeptBytes nothing more is kept (and a comment
+// says so); the requests still cross.
+func TestKeptBytesBound(t *testing.T) {
+	defer func(n int) { maxKeptBytes = n }(maxKeptBytes)
+	maxKeptBytes = 1 << 20
+	output := strings.Repeat("y", 100<<10)
+	polls := 0
+	out := filepath.Join(t.TempDir(), "r.yaml")
+	r, err := New(Options{Out: out, Upstream: cannedUpstream(t, func(id string) string {
+		polls++
+		return fmt.Sprintf(`{"object":"hermes.run","run_id":"%s","status":"running","updated_at":%d.0,"created_at":1700000000.0,"last_event":"%s"}`,
+			id, 1700000000+polls, output)
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := httptest.NewServer(r)
+	defer px.Close()
+	send(t, px.URL, "POST", "/v1/runs", `{"input":"go"}`)
+	for i := 0; i < 30; i++ {
+		if a := send(t, px.URL, "GET", "/v1/runs/run_1", ""); a.status != 200 || len(a.body) < 100<<10 {
+			t.Fatalf("poll %d: %d", i, a.status)
+		}
+	}
+	r.mu.Lock()
+	kept := len(r.order[0].obs)
+	r.mu.Unlock()
+	if kept > 10 {
+		t.Errorf("%d polls of 100 KiB kept, budget 1 MiB", kept)
+	}
+	data, _ := r.Scenarios()
+	if !strings.Contains(string(data), "# recording stopped: the recorder keeps at most 1048576 bytes of observations\n") {
+		t.Errorf("no comment in %.400s", data)
+	}
+}

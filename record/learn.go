@@ -214,12 +214,18 @@ func (r *Recorder) admit(ex *exchange, runID string, reqBody []byte) {
 }
 
 // observe adds o to the log of the run with key (runs not admitted through
-// the recorder are not recorded).
+// the recorder are not recorded) while all kept observations stay within
+// maxKeptBytes.
 func (r *Recorder) observe(key string, o observation, raw []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if l := r.runs[key]; l != nil {
-		l.add(o, raw)
+	l := r.runs[key]
+	switch {
+	case l == nil:
+	case l.capped || r.kept+len(raw) > maxKeptBytes: // a run's log stays a prefix
+		l.capped = true
+	case l.add(o, raw):
+		r.kept += len(raw)
 	}
 }
 

@@ -23,6 +23,12 @@ const (
 	MaxBodyBytes = 1 << 20
 )
 
+// maxKeptBytes bounds the bytes of all kept observations together (records
+// and frames of every run, counted as they crossed): the limits above still
+// allow terabytes. Past it nothing more is kept; requests still cross. A
+// variable so that a test can lower it.
+var maxKeptBytes = 256 << 20
+
 // kind is what one observation of a run is.
 type kind uint8
 
@@ -61,6 +67,7 @@ type runLog struct {
 	sessionID string
 	obs       []observation
 	full      bool // MaxObservations reached
+	capped    bool // maxKeptBytes reached (all runs together)
 	// frames and others count the observations kept; lastRecord is the
 	// bytes of the last record kept.
 	frames, others int
@@ -70,10 +77,11 @@ type runLog struct {
 // add appends an observation unless the run is full: at most MaxObservations
 // frames and as many other observations. A polled record equal to the last
 // one kept adds nothing (a client polling an idle run fills nothing up).
-func (l *runLog) add(o observation, raw []byte) {
+// It reports whether o was kept.
+func (l *runLog) add(o observation, raw []byte) bool {
 	if o.kind == obsRecord {
 		if string(raw) == l.lastRecord {
-			return
+			return false
 		}
 		l.lastRecord = string(raw)
 	}
@@ -83,10 +91,11 @@ func (l *runLog) add(o observation, raw []byte) {
 	}
 	if *n >= MaxObservations {
 		l.full = true
-		return
+		return false
 	}
 	*n++
 	l.obs = append(l.obs, o)
+	return true
 }
 
 // str returns the string value of key k of o ("" when absent or not a string).

@@ -92,6 +92,7 @@ type Recorder struct {
 	dropped int    // admissions past MaxRuns
 	info    string // what the upstream says it is, "" = unknown
 	busy    int    // answers of public routes (not streams) still crossing
+	kept    int    // bytes of all kept observations (maxKeptBytes)
 }
 
 // New returns a Recorder of opts. It does not contact the upstream.

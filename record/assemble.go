@@ -92,7 +92,10 @@ func cut(ss []Step) []Step {
 
 // match is the scenario's match object and its comment lines.
 func match(l *runLog, o buildOptions, firstByInput map[string]string, name string, comment []string) (*runs.Obj, []string) {
-	if o.match == MatchInput && l.hasInput {
+	if (o.match == MatchInput || l.sessionOther) && l.hasInput {
+		if o.match == MatchOrder {
+			comment = append(comment, "matched by its input: its client sent a session_id that is not a string")
+		}
 		p := inputPattern(l.input, o.redact)
 		if first, ok := firstByInput[p]; ok {
 			comment = append(comment, "never selected with --match input: "+first+" has the same input and comes first")
@@ -101,7 +104,10 @@ func match(l *runLog, o buildOptions, firstByInput map[string]string, name strin
 		}
 		return &runs.Obj{Keys: []string{"input"}, Vals: []runs.Value{runs.StringValue(p)}}, comment
 	}
-	if o.match == MatchInput {
+	switch {
+	case l.sessionOther:
+		comment = append(comment, "never selected: its client sent a session_id that is not a string, and its message is not a text")
+	case o.match == MatchInput:
 		comment = append(comment, "the user message is not a text: matched by admission order")
 	}
 	if l.sessionID != "" {
@@ -109,7 +115,9 @@ func match(l *runLog, o buildOptions, firstByInput map[string]string, name strin
 		p := "^" + regexp.QuoteMeta(l.sessionID) + "$"
 		return &runs.Obj{Keys: []string{"session_id"}, Vals: []runs.Value{runs.StringValue(p)}}, comment
 	}
-	comment = append(comment, fmt.Sprintf("matched by admission order: run %d of namespace default", l.seq))
+	if !l.sessionOther {
+		comment = append(comment, fmt.Sprintf("matched by admission order: run %d of namespace default", l.seq))
+	}
 	p := "^" + runs.RunID(runs.StorageNS("default"), int64(l.seq)) + "$"
 	return &runs.Obj{Keys: []string{"session_id"}, Vals: []runs.Value{runs.StringValue(p)}}, comment
 }

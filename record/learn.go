@@ -196,6 +196,8 @@ func (r *Recorder) admit(ex *exchange, runID string, reqBody []byte) {
 		l.input, l.hasInput = userMessage(b)
 		if b.Kind == runs.Object {
 			l.sessionID = str(b.Obj, "session_id")
+			sid, _ := b.Obj.Get("session_id")
+			l.sessionOther = sid.Kind != runs.String && sid.Truthy()
 		}
 	}
 	r.mu.Lock()

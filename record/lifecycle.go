@@ -65,9 +65,12 @@ type runLog struct {
 	hasInput bool
 	// sessionID is the body's session_id when it is a non-empty string.
 	sessionID string
-	obs       []observation
-	full      bool // MaxObservations reached
-	capped    bool // maxKeptBytes reached (all runs together)
+	// sessionOther: the body's session_id is truthy but not a string, so the
+	// record's session_id is that value, which no session_id pattern matches.
+	sessionOther bool
+	obs          []observation
+	full         bool // MaxObservations reached
+	capped       bool // maxKeptBytes reached (all runs together)
 	// frames and others count the observations kept; lastRecord is the
 	// bytes of the last record kept.
 	frames, others int

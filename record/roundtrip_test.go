@@ -102,3 +102,27 @@ func TestLoneSurrogateRoundTrip(t *testing.T) {
 		t.Errorf("replayed run: %s", got)
 	}
 }
+
+// --match order selects a run by its session_id, which the emulator makes the
+// run id unless the client sends a truthy one (runs-api §4.1) — and the
+// scenario's session_id only matches a string. A run whose client sent a
+// session_id that is not a string (42) is matched by its input instead.
+func TestNonStringSessionIDRoundTrip(t *testing.T) {
+	const input = `{"input":"count","session_id":42}`
+	r := newRig(t, Options{Match: MatchOrder})
+	id := r.create(input)
+	r.observe(id, `{"status":"completed","output":"42"}`)
+	r.poll(id)
+	data, _ := r.rec.Scenarios()
+	set, perr := scenarios.Parse(data)
+	if perr != nil {
+		t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
+	}
+	up := emulatortest.New(t, emulator.Options{ClockStart: t0, FreezeClock: true, Scenarios: set})
+	replay := &rig{t: t, up: up, ctl: control.New(up.URL()), base: up.URL(), replay: true}
+	id = replay.create(input)
+	replay.advance(0)
+	if got := replay.poll(id); got != "completed" {
+		t.Errorf("replayed run: %s\n%s", got, data)
+	}
+}

@@ -37,11 +37,17 @@ type buildOptions struct {
 func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 	out := make([]Scenario, 0, len(logs))
 	firstByInput := map[string]string{}
+	// sessions counts the runs of each session_id a client sent: turns of one
+	// conversation share one, so it selects a turn only with its input.
+	sessions := map[string]int{}
+	for _, l := range logs {
+		sessions[l.sessionID]++
+	}
 	for _, l := range logs {
 		tl := readTimeline(l)
 		s := Scenario{Name: fmt.Sprintf("rec-%03d", l.seq)}
 		s.Comment = append(s.Comment, fmt.Sprintf("upstream run %s, admitted %s", l.runID, isoSeconds(tl.admitted)))
-		s.Match, s.Comment = match(l, o, firstByInput, s.Name, s.Comment)
+		s.Match, s.Comment = match(l, o, firstByInput, sessions[l.sessionID] > 1, s.Name, s.Comment)
 		s.Steps, s.IfDenied, s.OnStop = tl.steps(o.speed, 0)
 		// A long answer streams many deltas: merge events that are close in
 		// time until every list fits the loader's limit.
@@ -90,8 +96,9 @@ func cut(ss []Step) []Step {
 	return ss
 }
 
-// match is the scenario's match object and its comment lines.
-func match(l *runLog, o buildOptions, firstByInput map[string]string, name string, comment []string) (*runs.Obj, []string) {
+// match is the scenario's match object and its comment lines. shared: other
+// recorded runs have the session_id l's client sent.
+func match(l *runLog, o buildOptions, firstByInput map[string]string, shared bool, name string, comment []string) (*runs.Obj, []string) {
 	if (o.match == MatchInput || l.sessionOther) && l.hasInput {
 		if o.match == MatchOrder {
 			comment = append(comment, "matched by its input: its client sent a session_id that is not a string")
@@ -111,9 +118,22 @@ func match(l *runLog, o buildOptions, firstByInput map[string]string, name strin
 		comment = append(comment, "the user message is not a text: matched by admission order")
 	}
 	if l.sessionID != "" {
-		comment = append(comment, "matched by the session_id its client sent")
 		p := "^" + regexp.QuoteMeta(l.sessionID) + "$"
-		return &runs.Obj{Keys: []string{"session_id"}, Vals: []runs.Value{runs.StringValue(p)}}, comment
+		m := &runs.Obj{Keys: []string{"session_id"}, Vals: []runs.Value{runs.StringValue(p)}}
+		if !shared || !l.hasInput {
+			comment = append(comment, "matched by the session_id its client sent")
+			return m, comment
+		}
+		// Turns of one conversation: the session_id and the input.
+		in := inputPattern(l.input, o.redact)
+		comment = append(comment, "matched by the session_id its client sent and its input: other runs have that session_id")
+		if first, ok := firstByInput[p+"\x00"+in]; ok {
+			comment = append(comment, "never selected: "+first+" has the same session_id and input and comes first")
+		} else {
+			firstByInput[p+"\x00"+in] = name
+		}
+		m.Set("input", runs.StringValue(in))
+		return m, comment
 	}
 	if !l.sessionOther {
 		comment = append(comment, fmt.Sprintf("matched by admission order: run %d of namespace default", l.seq))

@@ -126,3 +126,33 @@ func TestNonStringSessionIDRoundTrip(t *testing.T) {
 		t.Errorf("replayed run: %s\n%s", got, data)
 	}
 }
+
+// Two turns of one conversation share the session_id their client sends.
+// With --match order each scenario must still select its own turn: the
+// session_id alone would select the first turn's scenario for both.
+func TestSharedSessionIDRoundTrip(t *testing.T) {
+	turns := []struct{ input, output string }{
+		{`{"input":"first","session_id":"chat-1"}`, "one"},
+		{`{"input":"second","session_id":"chat-1"}`, "two"},
+	}
+	r := newRig(t, Options{Match: MatchOrder})
+	for _, c := range turns {
+		id := r.create(c.input)
+		r.observe(id, `{"status":"completed","output":"`+c.output+`"}`)
+		r.poll(id)
+	}
+	data, _ := r.rec.Scenarios()
+	set, perr := scenarios.Parse(data)
+	if perr != nil {
+		t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
+	}
+	up := emulatortest.New(t, emulator.Options{ClockStart: t0, FreezeClock: true, Scenarios: set})
+	replay := &rig{t: t, up: up, ctl: control.New(up.URL()), base: up.URL(), replay: true}
+	for _, c := range turns {
+		id := replay.create(c.input)
+		replay.advance(0)
+		if a := replay.do("GET", "/v1/runs/"+id, ""); !strings.Contains(a.body, `"output":"`+c.output+`"`) {
+			t.Errorf("replayed %s: %s\n%s", c.input, a.body, data)
+		}
+	}
+}

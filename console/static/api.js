@@ -9,6 +9,12 @@ export const base = location.pathname.replace(/\/__admin\/ui(\/.*)?$/, '') + '/_
 const keyItem = 'hermes-console.admin-key';
 const nsItem = 'hermes-console.namespace';
 
+// Behind a /ns/<name> prefix the page starts in that namespace: every call
+// carries ?namespace=, which the emulator prefers to the prefix, so a choice
+// kept from the plain console would otherwise show another namespace.
+const prefixed = /\/ns\/([^/]+)\/__admin\/ui(\/.*)?$/.exec(location.pathname);
+if (prefixed) sessionStorage.setItem(nsItem, prefixed[1]);
+
 export function adminKey() { return sessionStorage.getItem(keyItem) || ''; }
 export function setAdminKey(k) {
   if (k) sessionStorage.setItem(keyItem, k); else sessionStorage.removeItem(keyItem);

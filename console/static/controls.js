@@ -1,6 +1,6 @@
 // Controls: the clock (controls §5) and fault rules and presets (controls §6).
 import { call } from './api.js';
-import { h, field, requestCard, table, when, json, toast, confirmDialog } from './ui.js';
+import { h, field, requestCard, table, when, json, toast, confirmDialog, throttle } from './ui.js';
 
 // clockChanged: the clock moved, or a checkout restored it.
 function clockChanged(f) { return f.event === 'clock' || f.event === 'checkpoint'; }
@@ -27,7 +27,8 @@ export function clockView(ctx) {
     const v = set.input.value.trim();
     return post({ set: /^\d+$/.test(v) ? Number(v) : v })();
   }, show);
-  ctx.live((f) => { if (clockChanged(f)) load(); });
+  const soon = throttle(load); // every checkpoint frame is a clockChanged one
+  ctx.live((f) => { if (clockChanged(f)) soon(); });
   ctx.every(1000, () => { if (frozen.textContent !== 'frozen') load(); });
   ctx.main.append(
     h('section', { class: 'panel', 'aria-labelledby': 'clock-h' },
@@ -104,7 +105,8 @@ export function faultsView(ctx) {
     toast(x.ok ? 'All fault rules removed' : x.message);
     load();
   } }, 'Clear all rules');
-  ctx.live((f) => { if (faultChanged(f)) load(); });
+  const soon = throttle(load); // a rule can fire on every request
+  ctx.live((f) => { if (faultChanged(f)) soon(); });
   // The stream reports fired rules, not added or removed ones: poll as well.
   ctx.every(2000, load);
   ctx.main.append(

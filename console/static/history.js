@@ -1,7 +1,7 @@
 // History: the request journal (controls §7), the timeline of checkpoints and
 // branches (controls §8) and the scenarios (scenarios §4, when present).
 import { call, missing, namespace } from './api.js';
-import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable } from './ui.js';
+import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable, throttle } from './ui.js';
 
 export function journalView(ctx) {
   const op = field('Operation', { placeholder: 'RunCreate', size: '14' });
@@ -91,7 +91,8 @@ export function timelineView(ctx) {
   const branch = field('Branch', { value: 'main' });
   const name = field('New branch', { value: 'try-1' });
   const at = field('From checkpoint (optional)', { placeholder: 'cp_00000001' });
-  ctx.live((f) => { if (f.event === 'checkpoint') load(); });
+  const soon = throttle(load); // every accepted request is a checkpoint
+  ctx.live((f) => { if (f.event === 'checkpoint') soon(); });
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(); });
   ctx.main.append(
     h('section', { class: 'panel', 'aria-labelledby': 'timeline-h' }, h('h2', { id: 'timeline-h' }, 'Timeline'),

@@ -2,7 +2,7 @@
 // control-plane stream, and one run's page (GET /__admin/hermes/runs/{id})
 // with the agent's controls and the watch panel.
 import { call, missing, namespace } from './api.js';
-import { h, field, table, when, badge, json, notAvailable } from './ui.js';
+import { h, field, table, when, badge, json, notAvailable, throttle } from './ui.js';
 import { playPanel } from './play.js';
 import { watchPanel } from './watch.js';
 
@@ -16,17 +16,6 @@ function count(v) { return Array.isArray(v) ? v.length : v === undefined ? '' : 
 function owner(r) {
   if (!r || r.owner_local === undefined) return '';
   return (r.owner_local ? 'local' : 'foreign') + ', ' + (r.owner_alive ? 'alive' : 'stale');
-}
-
-// throttle returns a func that runs fn 150 ms after its first call, once for
-// all the calls in between: a busy stream refreshes a view about six times a
-// second, never more and never starved.
-function throttle(fn) {
-  let timer = null;
-  return () => {
-    if (timer) return;
-    timer = setTimeout(() => { timer = null; fn(); }, 150);
-  };
 }
 
 // runChanged reports whether a stream frame changes what the run views show

@@ -147,6 +147,17 @@ export function when(v) {
   return isNaN(d) ? String(v) : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 }
 
+// throttle returns a func that runs fn 150 ms after its first call, once for
+// all the calls in between: a busy stream refreshes a view (a fetch and a
+// redraw) about six times a second, never more and never starved.
+export function throttle(fn) {
+  let timer = null;
+  return () => {
+    if (timer) return;
+    timer = setTimeout(() => { timer = null; fn(); }, 150);
+  };
+}
+
 export function badge(status) { return h('span', { class: 'badge s-' + status }, status); }
 
 // notAvailable is the message a view shows when its route is missing.

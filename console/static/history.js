@@ -46,7 +46,7 @@ export function journalView(ctx) {
   load();
 }
 
-// depth orders checkpoints as a tree: children after their parent, indented.
+// tree orders checkpoints as a tree: children after their parent, indented.
 function tree(cps) {
   const kids = new Map();
   const ids = new Set(cps.map((c) => c.id));
@@ -55,13 +55,16 @@ function tree(cps) {
     if (!kids.has(p)) kids.set(p, []);
     kids.get(p).push(c);
   }
+  // A loop with its own stack, not recursion: a chain of checkpoints is as
+  // deep as --max-checkpoints, past the browser's call stack.
   const out = [];
-  const walk = (p, d, pb) => (kids.get(p) || []).forEach((c) => {
+  const todo = (kids.get('') || []).map((c) => [c, 0, '']).reverse();
+  while (todo.length) {
+    const [c, d, pb] = todo.pop();
     const dd = d + (pb && c.branch !== pb ? 1 : 0);
     out.push([c, dd]);
-    walk(c.id, dd, c.branch);
-  });
-  walk('', 0, '');
+    (kids.get(c.id) || []).slice().reverse().forEach((k) => todo.push([k, dd, c.branch]));
+  }
   return out;
 }
 

@@ -28,10 +28,12 @@ export function runsView(ctx) {
   filter.input.value = sessionStorage.getItem('hermes-console.status') || '';
   const body = h('div', { 'aria-live': 'polite', 'aria-busy': 'false', id: 'runs-body' });
   const more = h('button', { type: 'button', hidden: true }, 'Load more');
-  let cursor = '', rows = [], loading = false, again = false;
+  // One load at a time: a Load more (wantMore) or a refresh (again) asked
+  // for meanwhile runs after it, the Load more first.
+  let cursor = '', rows = [], loading = false, again = false, wantMore = false;
 
   async function load(append) {
-    if (loading) { again = true; return; }
+    if (loading) { if (append) wantMore = true; else again = true; return; }
     loading = true;
     // A refresh reloads as many runs as are shown (a page at least).
     const q = { limit: String(append ? 50 : Math.min(1000, Math.max(50, rows.length))) };
@@ -39,7 +41,11 @@ export function runsView(ctx) {
     if (append && cursor) q.cursor = cursor;
     const res = await call('GET', '/hermes/runs', undefined, q);
     loading = false;
-    if (again) { again = false; load(false); return; }
+    show(res, append);
+    if (wantMore) { wantMore = false; load(true); } else if (again) { again = false; load(false); }
+  }
+
+  function show(res, append) {
     if (missing(res)) { body.replaceChildren(notAvailable('The run listing (GET /__admin/hermes/runs) is')); return; }
     if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + (res.message || res.text))); return; }
     const d = res.data || {};

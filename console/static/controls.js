@@ -69,9 +69,14 @@ function effect(r) {
 export function faultsView(ctx) {
   const list = h('div', { id: 'fault-list', 'aria-live': 'polite' });
   const presets = h('div', { id: 'preset-list' });
+  // The answer on screen: the same answer again is not redrawn, so a poll
+  // leaves the keyboard's focus where it is.
+  let shown = '';
   async function load() {
     const res = await call('GET', '/faults');
-    if (!res.ok) { list.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (!res.ok) { shown = ''; list.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (res.text === shown) return;
+    shown = res.text;
     list.replaceChildren(table('Fault rules, all namespaces, in matching order', [
       { label: 'Id', cell: (r) => h('code', {}, r.id) },
       { label: 'Matches', cell: match },

@@ -10,6 +10,9 @@ export function journalView(ctx) {
   const all = checkbox('All namespaces', false);
   const live = checkbox('Live', true);
   const body = h('div', { id: 'journal-body', 'aria-live': 'polite' });
+  // The filter and answer on screen: the same again is not redrawn, so the
+  // live refresh leaves the keyboard's focus where it is.
+  let shown = '';
   async function load() {
     const q = {};
     if (op.input.value.trim()) q.operationId = op.input.value.trim();
@@ -17,7 +20,9 @@ export function journalView(ctx) {
     if (limit.input.value.trim()) q.limit = limit.input.value.trim();
     if (all.input.checked) q.all = '1';
     const res = await call('GET', '/requests', undefined, q);
-    if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (!res.ok) { shown = ''; body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (JSON.stringify(q) + res.text === shown) return;
+    shown = JSON.stringify(q) + res.text;
     const rows = (res.data.requests || []).slice().reverse();
     body.replaceChildren(table('Vendor requests, newest first (journal keeps ' + res.data.size + ' a namespace)', [
       { label: 'At', cell: (e) => when(e.at) },

@@ -45,3 +45,13 @@ func TestBrowserLoadMore(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestBrowserBadRunLink: a run link whose escapes do not decode
+// (#/runs/%E0, from a pasted or hand-edited URL) shows the run page's 404,
+// not an uncaught URIError and the previous view.
+func TestBrowserBadRunLink(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	ctx := browser(t)
+	do(t, ctx, "open a bad run link", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/%E0"))
+	waitText(t, ctx, "#run-summary", "404")
+}

@@ -27,7 +27,8 @@ const views = {
 function render() {
   const main = document.getElementById('main');
   const [, name = 'runs', ...rest] = location.hash.replace(/^#/, '').split('/');
-  const arg = decodeURIComponent(rest.join('/'));
+  let arg = rest.join('/');
+  try { arg = decodeURIComponent(arg); } catch (e) { /* a bad escape: the text as it is */ }
   const key = name === 'runs' && arg ? 'run' : name;
   const view = views[key] || runsView;
   viewListeners = [];

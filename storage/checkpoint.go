@@ -24,8 +24,9 @@ import (
 //
 // Kicks coalesce: at most one checkpoint runs and at most one is pending.
 type checkpointer struct {
-	x    *sqlx.DB
-	wake chan struct{} // one pending checkpoint at most
+	x          *sqlx.DB
+	checkpoint func() error
+	wake       chan struct{} // one pending checkpoint at most
 	// batches counts the batches committed since the last kick.
 	batches atomic.Int64
 	stop    chan struct{}
@@ -38,24 +39,37 @@ func startCheckpointer(dsn string) (*checkpointer, error) {
 		return nil, fmt.Errorf("storage: open checkpointer: %w", err)
 	}
 	x.SetMaxOpenConns(1)
-	c := &checkpointer{x: x, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan error, 1)}
+	return newCheckpointer(x, func() error {
+		_, err := x.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		return err
+	}), nil
+}
+
+// newCheckpointer starts a checkpointer that runs checkpoint on each kick and
+// closes x in close.
+func newCheckpointer(x *sqlx.DB, checkpoint func() error) *checkpointer {
+	c := &checkpointer{x: x, checkpoint: checkpoint, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		done: make(chan error, 1)}
 	go c.run()
-	return c, nil
+	return c
 }
 
 func (c *checkpointer) run() {
-	var first error
+	var last error
 	for {
 		select {
 		case <-c.stop:
-			c.done <- first
+			c.done <- last
 			return
 		case <-c.wake:
 		}
 		// A failed checkpoint loses nothing (the frames stay in the WAL, and
-		// the next checkpoint copies them); the first error is kept for close.
-		if _, err := c.x.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && first == nil {
-			first = fmt.Errorf("storage: checkpoint: %w", err)
+		// the next checkpoint copies them): only the last one's error is
+		// kept for close, so a failure that a later checkpoint made good
+		// does not fail the shutdown.
+		last = nil
+		if err := c.checkpoint(); err != nil {
+			last = fmt.Errorf("storage: checkpoint: %w", err)
 		}
 	}
 }
@@ -80,7 +94,7 @@ func (c *checkpointer) committed(n int) {
 }
 
 // close stops the checkpointer (DB.Close, once) and closes its connection;
-// it returns the first failed checkpoint's error.
+// it returns the error of the last checkpoint when that one failed.
 func (c *checkpointer) close() error {
 	close(c.stop)
 	err := <-c.done

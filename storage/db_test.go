@@ -330,3 +330,40 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 		t.Fatalf("Close = %v", err)
 	}
 }
+
+// A failed checkpoint loses nothing and the next one makes it good, so only
+// the last checkpoint's failure is Close's error: the first failure was kept
+// for ever, and hermes-emulator exited 1 with "close: storage: checkpoint:
+// database or disk is full (13)" after the disk had been freed and every
+// later checkpoint had succeeded.
+func TestCheckpointerReportsOnlyTheLastFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		results []error
+		fails   bool
+	}{
+		{"failed then succeeded", []error{errors.New("disk full"), nil}, false},
+		{"succeeded then failed", []error{nil, errors.New("disk full")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, err := sqlx.Open("sqlite", filepath.Join(t.TempDir(), "ck.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := make(chan struct{})
+			i := 0
+			c := newCheckpointer(x, func() error {
+				defer func() { ran <- struct{}{} }()
+				i++
+				return tc.results[i-1]
+			})
+			for range tc.results {
+				c.committed(checkpointEvery)
+				<-ran
+			}
+			if err := c.close(); (err != nil) != tc.fails {
+				t.Fatalf("close = %v, want an error: %v", err, tc.fails)
+			}
+		})
+	}
+}

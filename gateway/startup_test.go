@@ -87,7 +87,7 @@ func TestStartupReadsNoReservation(t *testing.T) {
 type failingStore struct{ storage.Store }
 
 func (failingStore) Reservations(context.Context, string) ([]storage.Reservation, error) {
-	return nil, fmt.Errorf("disk I/O error")
+	return nil, fmt.Errorf("storage: read: disk I/O error")
 }
 
 // A store read that fails under the lock answers 500 and releases the lock,
@@ -106,7 +106,7 @@ func TestFailedReadAnswers500(t *testing.T) {
 	if cerr != nil {
 		t.Fatal(cerr)
 	}
-	want := runs.Internal("internal error: storage: disk I/O error")
+	want := runs.Storage(fmt.Errorf("storage: read: disk I/O error"))
 	if err := g.Checkout("default", "main", cp.ID); err == nil || err.Status != want.Status || err.Message != want.Message {
 		t.Fatalf("checkout = %+v, want %+v", err, want)
 	}
@@ -208,7 +208,9 @@ type failingWrites struct{ storage.Store }
 
 func (failingWrites) Path() string { return "x.db" }
 
-func (failingWrites) Apply(context.Context, ...storage.Batch) error { return fmt.Errorf("disk full") }
+func (failingWrites) Apply(context.Context, ...storage.Batch) error {
+	return fmt.Errorf("storage: apply: disk full")
+}
 
 // A checkpoint or snapshot that creates a namespace answers once the
 // namespace's row is written, as every other change does with --db: a failed
@@ -216,7 +218,7 @@ func (failingWrites) Apply(context.Context, ...storage.Batch) error { return fmt
 func TestCheckpointWaitsForTheNamespaceRow(t *testing.T) {
 	g := openAt(t, failingWrites{storage.NewMemory()}, func() float64 { return 1700000000000 })
 	defer g.Close()
-	want := runs.Storage(fmt.Errorf("disk full"))
+	want := runs.Storage(fmt.Errorf("storage: apply: disk full"))
 	if _, err := g.CommitCheckpoint("a", "main"); err == nil || err.Status != want.Status || err.Message != want.Message {
 		t.Fatalf("checkpoint = %+v, want %+v", err, want)
 	}

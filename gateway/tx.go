@@ -95,8 +95,8 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 // every durable change committed so far is written (with --db only). A
 // storage failure answers 500 when fn itself succeeded.
 //
-// A panic in fn (a bug) releases the lock and answers 500 instead of leaving
-// every later request waiting for the lock.
+// A panic in fn (a bug, or a failed store read) releases the lock and answers
+// 500 instead of leaving every later request waiting for the lock.
 func (g *Gateway) locked(fn func() *runs.Error) *runs.Error {
 	before, seq, err := g.lockedRun(fn)
 	if !g.waits() || seq == before {
@@ -116,7 +116,11 @@ func (g *Gateway) lockedRun(fn func() *runs.Error) (before, seq uint64, err *run
 	}
 	before = g.q.Last()
 	defer func() {
-		if p := recover(); p != nil {
+		switch p := recover().(type) {
+		case nil:
+		case *runs.Error: // a failed store read (state.disk), answered as it is
+			err = p
+		default: // a bug
 			err = runs.Internal(fmt.Sprintf("internal error: %v", p))
 		}
 		seq = g.q.Last()

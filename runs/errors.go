@@ -90,8 +90,8 @@ func Internal(message string) *Error {
 }
 
 // Storage is a failed read or write of the store, as it is answered: 500
-// "storage: <err>".
-func Storage(err error) *Error { return Internal("storage: " + err.Error()) }
+// with the error's text, which package storage begins with "storage: ".
+func Storage(err error) *Error { return Internal(err.Error()) }
 
 // Errors of the public operations with fixed texts.
 var (

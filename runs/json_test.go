@@ -456,7 +456,7 @@ func TestStoredRecord(t *testing.T) {
 			StoredRecord([]byte(text))
 		}()
 	}
-	if e := Storage(errors.New("disk I/O error")); e.Status != 500 || e.Message != "storage: disk I/O error" || e.Envelope != EnvInternal {
+	if e := Storage(errors.New("storage: apply: disk I/O error")); e.Status != 500 || e.Message != "storage: apply: disk I/O error" || e.Envelope != EnvInternal {
 		t.Fatalf("Storage = %+v", e)
 	}
 }

@@ -101,6 +101,11 @@ func New(opts Options) (*Recorder, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("record: --upstream must be an http(s) URL, not %q", opts.Upstream)
 	}
+	// The base URL's path is a prefix every route is appended to: a query or
+	// a fragment would be sent with every request, or cut the routes off.
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("record: --upstream must be a base URL without credentials, query or fragment, not %q", opts.Upstream)
+	}
 	if opts.Out == "" {
 		return nil, errors.New("record: --out is required")
 	}

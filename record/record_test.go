@@ -197,6 +197,10 @@ func TestNewRefusesOptions(t *testing.T) {
 		want string
 	}{
 		{Options{Upstream: "ftp://h", Out: out}, `record: --upstream must be an http(s) URL, not "ftp://h"`},
+		{Options{Upstream: "http://h/?x=1", Out: out}, `record: --upstream must be a base URL without credentials, query or fragment, not "http://h/?x=1"`},
+		{Options{Upstream: "http://h/api?", Out: out}, `record: --upstream must be a base URL without credentials, query or fragment, not "http://h/api?"`},
+		{Options{Upstream: "http://h/#top", Out: out}, `record: --upstream must be a base URL without credentials, query or fragment, not "http://h/#top"`},
+		{Options{Upstream: "http://u:p@h", Out: out}, `record: --upstream must be a base URL without credentials, query or fragment, not "http://u:p@h"`},
 		{Options{Upstream: "http://h"}, "record: --out is required"},
 		{Options{Upstream: "http://h", Out: out, Speed: -1}, "record: --speed must be from 0.001 to 1000000, not -1"},
 		{Options{Upstream: "http://h", Out: out, Speed: 1e-12}, "record: --speed must be from 0.001 to 1000000, not 1e-12"},

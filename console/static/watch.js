@@ -5,8 +5,9 @@
 import { h } from './ui.js';
 
 const perRun = 1000; // frames kept per run
+const perRunChars = 256 * 1024; // characters of frame text kept per run (a frame past it is cut)
 const maxRuns = 100; // runs whose frames are kept
-const frames = new Map(); // run id → [{text, event}]
+const frames = new Map(); // run id → {list: [{runId, text, name}], chars, dropped}
 const watchers = new Set(); // {runId, fn}
 
 // mirror reads a run.event frame of the control-plane stream ({kind,
@@ -30,12 +31,27 @@ export function watchFrame(f) {
   if (!m) return;
   if (!frames.has(m.runId)) {
     if (frames.size >= maxRuns) frames.delete(frames.keys().next().value);
-    frames.set(m.runId, []);
+    frames.set(m.runId, kept());
   }
-  const list = frames.get(m.runId);
-  list.push(m);
-  if (list.length > perRun) list.shift();
+  keep(frames.get(m.runId), m);
   watchers.forEach((w) => { if (w.runId === m.runId) w.fn(m); });
+}
+
+function kept() { return { list: [], chars: 0, dropped: 0 }; }
+
+// keep adds frame m to a run's kept frames: the newest ones, at most perRun
+// frames and perRunChars characters (older ones are dropped and counted; one
+// frame longer than that keeps its beginning).
+function keep(k, m) {
+  if (m.text.length > perRunChars) {
+    m = { ...m, text: m.text.slice(0, perRunChars) + '\n: … cut: ' + m.text.length + ' characters in all\n\n' };
+  }
+  k.list.push(m);
+  k.chars += m.text.length;
+  while (k.list.length > perRun || (k.chars > perRunChars && k.list.length > 1)) {
+    k.chars -= k.list.shift().text.length;
+    k.dropped++;
+  }
 }
 
 // watchPanel shows the frames of runId seen since the page loaded, and new
@@ -45,9 +61,10 @@ export function watchPanel(runId, stream) {
   const count = h('span', { class: 'count' });
   const state = h('p', { class: 'hint' });
   const show = () => {
-    const list = frames.get(runId) || [];
-    log.textContent = list.map((m) => m.text).join('');
-    count.textContent = list.length + (list.length === 1 ? ' frame' : ' frames');
+    const k = frames.get(runId) || kept();
+    log.textContent = k.list.map((m) => m.text).join('');
+    count.textContent = k.list.length + (k.list.length === 1 ? ' frame' : ' frames') +
+      (k.dropped ? ' (' + k.dropped + ' older dropped)' : '');
   };
   const w = { runId, fn: () => { if (!log.isConnected) { watchers.delete(w); return; } show(); log.scrollTop = log.scrollHeight; } };
   watchers.add(w);
@@ -65,5 +82,5 @@ export function watchPanel(runId, stream) {
   show();
   return h('section', { class: 'panel', 'aria-labelledby': 'watch-h' },
     h('h2', { id: 'watch-h' }, 'Watch ', count), state, log,
-    h('button', { type: 'button', class: 'quiet', onclick: () => { frames.set(runId, []); show(); } }, 'Clear'));
+    h('button', { type: 'button', class: 'quiet', onclick: () => { frames.set(runId, kept()); show(); } }, 'Clear'));
 }

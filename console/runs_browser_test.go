@@ -55,3 +55,23 @@ func TestBrowserBadRunLink(t *testing.T) {
 	do(t, ctx, "open a bad run link", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/%E0"))
 	waitText(t, ctx, "#run-summary", "404")
 }
+
+// TestBrowserErrorWithoutEnvelope: a failed call whose answer is not the
+// emulator's JSON envelope (a proxy's 502 page) still says what failed; the
+// toast was empty.
+func TestBrowserErrorWithoutEnvelope(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	ctx := browser(t)
+	do(t, ctx, "open the faults", chromedp.Navigate(srv.URL()+"/__admin/ui/#/faults"))
+	waitText(t, ctx, "#fault-list", "No fault rules")
+	eval[bool](t, ctx, `(() => {
+		const f = window.fetch;
+		window.fetch = (u, o) => o && o.method === 'DELETE'
+			? Promise.resolve(new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }))
+			: f(u, o);
+		return true;
+	})()`)
+	do(t, ctx, "clear the faults", chromedp.Click(css(`#clear-faults`)),
+		chromedp.WaitVisible(css(`#confirm-yes`)), chromedp.Click(css(`#confirm-yes`)))
+	waitText(t, ctx, "#toast", "502 <html>Bad gateway</html>")
+}

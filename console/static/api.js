@@ -38,8 +38,9 @@ export function request(method, path, body, query) {
 
 // send performs a request from request(): it resolves to {status, ok, data,
 // text, message}; data is the parsed JSON answer (or null), message the
-// envelope's error message when there is one. It never rejects: a network
-// failure is status 0.
+// envelope's error message — or, for a failure without one (a proxy's 502
+// page), the start of the answer's text or its status text. It never
+// rejects: a network failure is status 0.
 export async function send(req) {
   const headers = {};
   const k = adminKey();
@@ -54,7 +55,8 @@ export async function send(req) {
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
-  const message = data && data.error && typeof data.error.message === 'string' ? data.error.message : '';
+  let message = data && data.error && typeof data.error.message === 'string' ? data.error.message : '';
+  if (!message && !res.ok) message = text.trim().slice(0, 200) || res.statusText || 'no message';
   if (res.status === 401) unauthorized.forEach((fn) => fn(message));
   return { status: res.status, ok: res.ok, data, text, message };
 }

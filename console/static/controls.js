@@ -84,7 +84,7 @@ export function faultsView(ctx) {
       { label: 'Remaining', cell: (r) => r.remaining === null ? 'unlimited' : String(r.remaining) },
       { label: 'Hits', cell: (r) => String(r.hits) },
       { label: 'Remove', cell: (r) => h('button', { type: 'button', class: 'quiet', 'aria-label': 'Remove fault ' + r.id,
-        onclick: async () => { const x = await call('DELETE', '/faults', undefined, { id: r.id }); toast(x.ok ? 'Removed ' + r.id : x.message); load(); } }, 'Remove') },
+        onclick: async () => { const x = await call('DELETE', '/faults', undefined, { id: r.id }); toast(x.ok ? 'Removed ' + r.id : x.status + ' ' + x.message); load(); } }, 'Remove') },
     ], res.data.faults || [], 'No fault rules: every vendor request is answered normally.'));
   }
   async function loadPresets() {
@@ -107,7 +107,7 @@ export function faultsView(ctx) {
   const clear = h('button', { type: 'button', class: 'danger', id: 'clear-faults', onclick: async () => {
     if (!(await confirmDialog('Clear every fault rule?', 'This removes the rules of every namespace.'))) return;
     const x = await call('DELETE', '/faults');
-    toast(x.ok ? 'All fault rules removed' : x.message);
+    toast(x.ok ? 'All fault rules removed' : x.status + ' ' + x.message);
     load();
   } }, 'Clear all rules');
   const soon = throttle(load); // a rule can fire on every request

@@ -41,7 +41,7 @@ export function journalView(ctx) {
     h('button', { type: 'button', class: 'danger', onclick: async () => {
       if (!(await confirmDialog('Clear the journal?', all.input.checked ? 'Every namespace\'s entries go.' : 'This namespace\'s entries go.'))) return;
       const x = await call('DELETE', '/requests', undefined, all.input.checked ? { all: '1' } : {});
-      toast(x.ok ? 'Journal cleared' : x.message); load();
+      toast(x.ok ? 'Journal cleared' : x.status + ' ' + x.message); load();
     } }, 'Clear'));
   form.addEventListener('change', load);
   ctx.every(1500, () => { if (live.input.checked) load(); });

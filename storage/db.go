@@ -116,10 +116,10 @@ func Open(path string) (*DB, error) {
 	q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", cacheKiB))
 	q.Set("_txlock", "immediate")
 	dsn := u.String() + "?" + q.Encode()
-	// The writes' connection checkpoints the WAL itself only past 64 MiB (a
-	// bound, should the checkpointer fall behind): the checkpointer's own
-	// connection does it after commits (checkpoint.go), so no commit waits
-	// for one.
+	// The writes' connection checkpoints the WAL itself only at 64 MiB, where
+	// it starts the WAL over; the checkpointer's own connection copies the
+	// pages in the background before then (checkpoint.go), so that commit
+	// finds little left to copy.
 	if db.x, err = sqlx.Open("sqlite", dsn+"&_pragma=wal_autocheckpoint(16384)"); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("storage: open: %w", err)

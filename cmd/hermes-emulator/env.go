@@ -13,9 +13,10 @@ import (
 // as its default; a variable that does not parse is an error naming the
 // variable, unless its flag is given on the command line.
 
-// env returns HERMES_EMULATOR_<name>, or def when it is not set.
+// env returns HERMES_EMULATOR_<name>, or def when it is unset or empty (an
+// empty variable counts as unset, docs/options.md).
 func env(name, def string) string {
-	if v, ok := os.LookupEnv("HERMES_EMULATOR_" + name); ok {
+	if v := os.Getenv("HERMES_EMULATOR_" + name); v != "" {
 		return v
 	}
 	return def

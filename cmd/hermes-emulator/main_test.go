@@ -7,6 +7,7 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -413,5 +414,32 @@ func TestLoopback(t *testing.T) {
 		if got := loopback(host); got != want {
 			t.Errorf("loopback(%q) = %v, want %v", host, got, want)
 		}
+	}
+}
+
+// An empty variable counts as unset (docs/options.md) for the string flags
+// too: HERMES_EMULATOR_LOG="" is the default pretty, not an error naming
+// --log; HERMES_EMULATOR_ADMIN_KEY="" falls back to MOCKINGBIRD_ADMIN_KEY
+// instead of opening the control plane; HERMES_EMULATOR_URL="" lets health
+// check 127.0.0.1:<HERMES_EMULATOR_PORT>.
+func TestEmptyStringEnvCountsAsUnset(t *testing.T) {
+	cliClean(t, "HOST", "", "LOG", "", "SEED", "", "ADMIN_KEY", "")
+	t.Setenv("MOCKINGBIRD_ADMIN_KEY", "sekrit")
+	fs, c, err := serveFlags(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.opts.AdminKey != "sekrit" || c.logFormat != "pretty" || c.opts.Host != "127.0.0.1" || c.seed != "0" {
+		t.Fatalf("admin key %q, log %q, host %q, seed %q; want sekrit, pretty, 127.0.0.1, 0", c.opts.AdminKey, c.logFormat, c.opts.Host, c.seed)
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	cliClean(t, "URL", "", "PORT", srv.URL[strings.LastIndex(srv.URL, ":")+1:])
+	if code, stdout, stderr := cliRun("health"); code != 0 || stdout != "ok\n" {
+		t.Fatalf("health with HERMES_EMULATOR_URL=\"\": exit %d stdout %q stderr %q, want 0 ok", code, stdout, stderr)
 	}
 }

@@ -60,6 +60,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/gen"
 	"github.com/hermes-emulator/hermes-emulator/handlers"
 	"github.com/hermes-emulator/hermes-emulator/journal"
+	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
@@ -99,9 +100,16 @@ type Server struct {
 // New starts an emulator with opts: it opens (and migrates) the database,
 // loads the contract and, unless opts.NoListener, listens and serves in the
 // background. The server is ready when New returns. Errors: the database
-// cannot be opened, the clock options are invalid, or the address is taken.
+// cannot be opened, the clock options are invalid, the address is taken, or
+// the admin or API key is one no request can carry (runs.KeyProblem).
 func New(opts Options) (*Server, error) {
 	opts = opts.withDefaults()
+	if p := runs.KeyProblem(opts.AdminKey, false); p != "" {
+		return nil, errors.New("the admin key " + p + "; every control request would answer 401")
+	}
+	if p := runs.KeyProblem(opts.APIKey, true); p != "" {
+		return nil, errors.New("the API key " + p + "; every public request would answer 401")
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -395,3 +395,24 @@ func TestCapabilities(t *testing.T) {
 	y.want(y.get("/v1/capabilities", "Authorization", "Bearer k"), 200, fmt.Sprintf(capabilitiesFmt, true, true))
 	y.want(y.get("/v1/capabilities"), 401, authErr)
 }
+
+// A key no request can carry is refused at start instead of answering 401 to
+// everything: HTTP drops the spaces and tabs around a header value and has no
+// control characters, and the bearer check Python-strips the token (runs-api
+// §14.3) — so an API key ending in "à" (UTF-8 C3 A0, A0 being a Latin-1
+// space) can never match either.
+func TestUnsendableKeysAreRefused(t *testing.T) {
+	for _, o := range []emulator.Options{
+		{AdminKey: " adm"}, {AdminKey: "adm\t"}, {AdminKey: "a\nb"}, {AdminKey: "a\x00b"}, {AdminKey: "a\x7fb"},
+		{APIKey: " k"}, {APIKey: "k "}, {APIKey: "k\x1c"}, {APIKey: "voilà"}, {APIKey: "a\rb"},
+	} {
+		o.NoListener = true
+		if srv, err := emulator.New(o); err == nil {
+			srv.Close()
+			t.Errorf("admin key %q, API key %q: started, want an error", o.AdminKey, o.APIKey)
+		}
+	}
+	x := newH(t, emulator.Options{AdminKey: "clé a\tb", APIKey: "clé k\tk"})
+	x.want(x.get("/__admin/clock", "X-Mockingbird-Admin-Key", "clé a\tb"), 200, "")
+	x.want(x.get("/v1/capabilities", "Authorization", "Bearer clé k\tk "), 200, "")
+}

@@ -59,3 +59,25 @@ func Authorized(header, apiKey string) bool {
 	token := PyStripLatin1(header[len(prefix):])
 	return subtle.ConstantTimeCompare([]byte(token), []byte(apiKey)) == 1
 }
+
+// KeyProblem says why no request can present key, or returns "" when one can:
+// as x-mockingbird-admin-key (bearer false) or as the token after "Bearer "
+// (bearer true). HTTP header values carry no control characters (HTAB aside)
+// and lose the spaces and tabs around them; the bearer token is also
+// Python-stripped over its bytes (runs-api §14.3), so a key that begins or
+// ends with such a byte (0x85 and 0xA0 included, as in the UTF-8 of "à") never
+// matches. Such a key would answer 401 to every request.
+func KeyProblem(key string, bearer bool) string {
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 && key[i] != '\t' || key[i] == 0x7f {
+			return "contains a control character, which no HTTP header can carry"
+		}
+	}
+	if bearer && PyStripLatin1(key) != key {
+		return "begins or ends with whitespace, which the bearer check strips (a UTF-8 character ending in byte 0x85 or 0xA0 counts)"
+	}
+	if strings.Trim(key, " \t") != key {
+		return "begins or ends with a space or tab, which HTTP drops from header values"
+	}
+	return ""
+}

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
@@ -185,6 +186,29 @@ func checkPort(fs *flag.FlagSet, port int) error {
 	return nil
 }
 
+// checkKeys refuses, as a usage error naming its origin, an admin or API key
+// that no request can carry (runs.KeyProblem): it would answer 401 to all.
+func checkKeys(fs *flag.FlagSet, o emulator.Options) error {
+	if p := runs.KeyProblem(o.AdminKey, false); p != "" {
+		from := origin(fs, "admin-key", "ADMIN_KEY")
+		if from == "--admin-key" && !flagSet(fs, "admin-key") {
+			from = "MOCKINGBIRD_ADMIN_KEY"
+		}
+		return fmt.Errorf("%s %s", from, p)
+	}
+	if p := runs.KeyProblem(o.APIKey, true); p != "" {
+		return fmt.Errorf("%s %s", origin(fs, "api-key", "API_KEY"), p)
+	}
+	return nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func serve(args []string, stdout, stderr io.Writer) int {
 	fs, c, _ := serveFlags(stderr)
 	if code := parseArgs(fs, args, serveUsage, stdout, stderr); code >= 0 {
@@ -195,6 +219,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := checkPort(fs, c.opts.Port); err != nil {
+		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
+		return 2
+	}
+	if err := checkKeys(fs, c.opts); err != nil {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
 		return 2
 	}

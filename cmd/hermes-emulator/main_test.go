@@ -443,3 +443,37 @@ func TestEmptyStringEnvCountsAsUnset(t *testing.T) {
 		t.Fatalf("health with HERMES_EMULATOR_URL=\"\": exit %d stdout %q stderr %q, want 0 ok", code, stdout, stderr)
 	}
 }
+
+// A key no request can carry is a usage error naming where it came from,
+// not a server that answers 401 to everything.
+func TestServeRefusesUnsendableKeys(t *testing.T) {
+	const ws = " begins or ends with a space or tab, which HTTP drops from header values\n"
+	const bearer = " begins or ends with whitespace, which the bearer check strips (a UTF-8 character ending in byte 0x85 or 0xA0 counts)\n"
+	tests := []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--admin-key", " adm"}, "--admin-key" + ws},
+		{[]string{"ADMIN_KEY", "adm "}, nil, "HERMES_EMULATOR_ADMIN_KEY" + ws},
+		{nil, []string{"--api-key", "k "}, "--api-key" + bearer},
+		{[]string{"API_KEY", "voilà"}, nil, "HERMES_EMULATOR_API_KEY" + bearer},
+		{nil, []string{"--api-key", "a\nb"}, "--api-key contains a control character, which no HTTP header can carry\n"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(append(tc.env, tc.args...), " "), func(t *testing.T) {
+			cliClean(t, append([]string{"LOG", "off"}, tc.env...)...)
+			code, stdout, stderr := cliRun(append([]string{"serve"}, tc.args...)...)
+			if code != 2 || stdout != "" || stderr != "hermes-emulator serve: "+tc.want {
+				t.Fatalf("exit %d stdout %q stderr %q, want 2 %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+	t.Run("MOCKINGBIRD_ADMIN_KEY", func(t *testing.T) {
+		cliClean(t, "LOG", "off")
+		t.Setenv("MOCKINGBIRD_ADMIN_KEY", "\tadm")
+		if code, _, stderr := cliRun("serve"); code != 2 || stderr != "hermes-emulator serve: MOCKINGBIRD_ADMIN_KEY"+ws {
+			t.Fatalf("exit %d stderr %q", code, stderr)
+		}
+	})
+}

@@ -186,6 +186,32 @@ func checkPort(fs *flag.FlagSet, port int) error {
 	return nil
 }
 
+// checkNotNegative refuses, as a usage error naming its origin, a negative
+// value of a flag whose docs give no meaning to one (docs/options.md): the
+// emulator would silently turn it into the default (or, for --journal-size,
+// into "keep none"). --max-concurrent-runs (negative counts as 0, runs-api
+// §14.1) and the flags documented as "0 or less: the default" are not checked.
+func checkNotNegative(fs *flag.FlagSet, c *config) error {
+	o := c.opts
+	for _, v := range []struct {
+		flag, env string
+		n         int64
+		text      string
+	}{
+		{"journal-size", "JOURNAL_SIZE", int64(c.journal), strconv.Itoa(c.journal)},
+		{"max-checkpoints", "MAX_CHECKPOINTS", int64(o.MaxCheckpoints), strconv.Itoa(o.MaxCheckpoints)},
+		{"max-namespaces", "MAX_NAMESPACES", int64(o.MaxNamespaces), strconv.Itoa(o.MaxNamespaces)},
+		{"sse-buffer-bytes", "SSE_BUFFER_BYTES", int64(o.SSEBufferBytes), strconv.Itoa(o.SSEBufferBytes)},
+		{"sse-keepalive", "SSE_KEEPALIVE", int64(o.SSEKeepalive), o.SSEKeepalive.String()},
+		{"sse-subscribe-wait", "SSE_SUBSCRIBE_WAIT", int64(o.SSESubscribeWait), o.SSESubscribeWait.String()},
+	} {
+		if v.n < 0 {
+			return fmt.Errorf("%s must be 0 or more, not %s", origin(fs, v.flag, v.env), v.text)
+		}
+	}
+	return nil
+}
+
 // checkKeys refuses, as a usage error naming its origin, an admin or API key
 // that no request can carry (runs.KeyProblem): it would answer 401 to all.
 func checkKeys(fs *flag.FlagSet, o emulator.Options) error {
@@ -219,6 +245,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := checkPort(fs, c.opts.Port); err != nil {
+		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
+		return 2
+	}
+	if err := checkNotNegative(fs, c); err != nil {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
 		return 2
 	}

@@ -21,7 +21,8 @@ import (
 // cliEnv lists every HERMES_EMULATOR_ variable the CLI reads.
 var cliEnv = []string{"HOST", "PORT", "DB", "ADMIN_KEY", "API_KEY", "MAX_CONCURRENT_RUNS", "MAX_BODY_BYTES", "SEED",
 	"SSE_KEEPALIVE", "SSE_SUBSCRIBE_WAIT", "JOURNAL_SIZE", "MAX_CHECKPOINTS", "LOG", "LOG_REQUESTS",
-	"NO_RESPONSE_VALIDATION", "URL", "READ_TIMEOUT", "SHUTDOWN_GRACE", "MAX_INFLIGHT_BODY_BYTES", "SCENARIOS"}
+	"NO_RESPONSE_VALIDATION", "URL", "READ_TIMEOUT", "WRITE_TIMEOUT", "SHUTDOWN_GRACE", "MAX_INFLIGHT_BODY_BYTES", "MAX_NAMESPACES",
+	"SSE_BUFFER_BYTES", "SCENARIOS"}
 
 // cliClean empties every CLI variable (empty = unset) so the test sees only
 // what it sets, then sets kv (name without the prefix, value, …). The host is
@@ -476,4 +477,33 @@ func TestServeRefusesUnsendableKeys(t *testing.T) {
 			t.Fatalf("exit %d stderr %q", code, stderr)
 		}
 	})
+}
+
+// A negative value of a flag that gives it no meaning is a usage error, not
+// silently the default (--max-checkpoints -1 kept 1000) or "off"
+// (--journal-size -5 kept no journal).
+func TestServeRefusesNegativeValues(t *testing.T) {
+	tests := []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--journal-size", "-5"}, "--journal-size must be 0 or more, not -5"},
+		{nil, []string{"--max-checkpoints", "-1"}, "--max-checkpoints must be 0 or more, not -1"},
+		{nil, []string{"--max-namespaces", "-1"}, "--max-namespaces must be 0 or more, not -1"},
+		{nil, []string{"--sse-buffer-bytes", "-1"}, "--sse-buffer-bytes must be 0 or more, not -1"},
+		{nil, []string{"--sse-keepalive", "-1s"}, "--sse-keepalive must be 0 or more, not -1s"},
+		{nil, []string{"--sse-subscribe-wait", "-500ms"}, "--sse-subscribe-wait must be 0 or more, not -500ms"},
+		{[]string{"JOURNAL_SIZE", "-1"}, nil, "HERMES_EMULATOR_JOURNAL_SIZE must be 0 or more, not -1"},
+		{[]string{"SSE_KEEPALIVE", "-2s"}, nil, "HERMES_EMULATOR_SSE_KEEPALIVE must be 0 or more, not -2s"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(append(tc.env, tc.args...), " "), func(t *testing.T) {
+			cliClean(t, append([]string{"LOG", "off"}, tc.env...)...)
+			code, stdout, stderr := cliRun(append([]string{"serve"}, tc.args...)...)
+			if code != 2 || stdout != "" || stderr != "hermes-emulator serve: "+tc.want+"\n" {
+				t.Fatalf("exit %d stdout %q stderr %q, want 2 %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
 }

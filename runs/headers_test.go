@@ -115,3 +115,27 @@ func TestErrServerBusy(t *testing.T) {
 		t.Fatalf("%d %v %s", e.Status, e.RetryAfter(), e.Body())
 	}
 }
+
+func TestKeyProblem(t *testing.T) {
+	tests := []struct {
+		key    string
+		bearer bool
+		want   string
+	}{
+		{"ak", false, ""},
+		{"ak", true, ""},
+		{"a k", true, ""}, // inner spaces travel
+		{"a\tk", false, ""},
+		{" ak", false, "begins or ends with a space or tab, which HTTP drops from header values"},
+		{"ak\t", true, "begins or ends with whitespace, which the bearer check strips (a UTF-8 character ending in byte 0x85 or 0xA0 counts)"},
+		{"voilà", false, ""}, // as x-mockingbird-admin-key it arrives whole
+		{"voilà", true, "begins or ends with whitespace, which the bearer check strips (a UTF-8 character ending in byte 0x85 or 0xA0 counts)"},
+		{"a\nk", false, "contains a control character, which no HTTP header can carry"},
+		{"ak\x7f", true, "contains a control character, which no HTTP header can carry"},
+	}
+	for _, tc := range tests {
+		if got := KeyProblem(tc.key, tc.bearer); got != tc.want {
+			t.Errorf("KeyProblem(%q, %v) = %q, want %q", tc.key, tc.bearer, got, tc.want)
+		}
+	}
+}

@@ -2,7 +2,7 @@
 .PHONY: help generate test check build run bench reliability fuzz dist clients-test
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' Makefile | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
 
 generate: ## regenerate gen/, gen/admin/ and SUPPORT.md from openapi.yaml and admin.yaml
 	go generate ./...

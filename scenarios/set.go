@@ -97,6 +97,12 @@ func (s *Set) JSON() []byte {
 	return runs.MarshalValue(s.source)
 }
 
+// MarshalJSON renders the set as JSON does, so a *Set can go to anything that
+// encodes JSON as it is: control.Client.PutScenarios(ctx, set) (README, the Go
+// column). Without it encoding/json wrote the struct ({"Scenarios":[…]}),
+// which the server refuses.
+func (s *Set) MarshalJSON() ([]byte, error) { return s.JSON(), nil }
+
 // Len is the number of scenarios (0 for nil).
 func (s *Set) Len() int {
 	if s == nil {

@@ -9,8 +9,9 @@ import (
 
 // PutScenarios replaces the namespace's scenario set (docs/scenarios.md §4)
 // and returns the number of scenarios. file is the set's JSON form
-// ({"scenarios":[…]}): []byte or json.RawMessage verbatim (for a YAML file,
-// scenarios.Load(path) then its JSON()), or any value encoding/json renders so.
+// ({"scenarios":[…]}): []byte or json.RawMessage verbatim, a *scenarios.Set
+// from scenarios.Load (a YAML file) or Parse, or any value encoding/json
+// renders so.
 // An invalid set is a 400 *Error whose message names the first bad field by
 // path; nothing changes. Runs already admitted keep their scenario.
 func (c *Client) PutScenarios(ctx context.Context, file any) (int, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 	"github.com/hermes-emulator/hermes-emulator/emulator/control"
 	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
+	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
 func TestScenarios(t *testing.T) {
@@ -32,5 +33,23 @@ func TestScenarios(t *testing.T) {
 	}
 	if got, err := c.Scenarios(ctx); err != nil || string(got) != `{"scenarios":[]}` {
 		t.Fatalf("after delete: %s %v", got, err)
+	}
+}
+
+// The README's Go row: a set from scenarios.Load (or Parse) goes to PutScenarios as it is.
+func TestPutScenariosTakesASet(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{})
+	ctx := context.Background()
+	file := `{"scenarios":[{"name":"done","steps":[{"after":0,"observe":{"status":"completed"}}]}]}`
+	set, perr := scenarios.Parse([]byte(file))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	c := srv.Control()
+	if n, err := c.PutScenarios(ctx, set); err != nil || n != 1 {
+		t.Fatalf("put: %d %v", n, err)
+	}
+	if got, err := c.Scenarios(ctx); err != nil || string(got) != file {
+		t.Fatalf("get: %s %v", got, err)
 	}
 }

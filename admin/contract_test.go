@@ -286,7 +286,13 @@ func TestStreamSubscriberBound(t *testing.T) {
 			first = s
 		}
 	}
-	w := adminDo(a, "GET", "/__admin/stream?namespace=s", "")
+	// A name no namespace can have is refused, as by every route that reads
+	// a namespace's state: the stream would stay silent for ever.
+	w := adminDo(a, "GET", "/__admin/stream?namespace=bad%20name", "")
+	if want := adminEnvelope("x-mockingbird-namespace must match /^[A-Za-z0-9_.-]{1,64}$/"); w.Code != 400 || w.Body.String() != want {
+		t.Fatalf("a bad namespace: %d %s, want 400 %s", w.Code, w.Body, want)
+	}
+	w = adminDo(a, "GET", "/__admin/stream?namespace=s", "")
 	if want := adminEnvelope("too many control-plane streams: at most 64 at once"); w.Code != 503 || w.Body.String() != want {
 		t.Fatalf("one stream too many: %d %s, want 503 %s", w.Code, w.Body, want)
 	}

@@ -82,10 +82,11 @@ func (s *Store) Add(ns string, body runs.Value, hasBody bool) ([]byte, *runs.Err
 	return runs.MarshalValue(runs.ObjectValue(o)), nil
 }
 
-// ApplyPreset is POST /__admin/faults/presets/:name (controls.md §6.4): the body,
-// when it is an object, holds the overrides (any other body is treated as no
-// overrides). Unknown name → 404 `no fault preset <name>; GET /__admin/faults/presets`;
-// an override of the wrong type → 400 `fault field <name> has the wrong type`.
+// ApplyPreset is POST /__admin/faults/presets/:name (controls.md §6.4): the
+// optional body is the overrides object. Unknown name → 404 `no fault preset
+// <name>; GET /__admin/faults/presets`; a body that is not an object ([1], "x",
+// null) → 400 `preset overrides must be an object`, nothing stored; an override
+// of the wrong type → 400 `fault field <name> has the wrong type`.
 // It returns the 201 body {"preset":"<name>","rules":[<stored rule>]}.
 func (s *Store) ApplyPreset(ns, name string, overrides runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	p := findPreset(name)
@@ -93,7 +94,10 @@ func (s *Store) ApplyPreset(ns, name string, overrides runs.Value, hasBody bool)
 		return nil, runs.Admin(404, "no fault preset "+runs.Echo(name)+"; GET /__admin/faults/presets")
 	}
 	var o *runs.Obj
-	if hasBody && overrides.Kind == runs.Object {
+	if hasBody {
+		if overrides.Kind != runs.Object {
+			return nil, runs.Admin(400, "preset overrides must be an object")
+		}
 		o = overrides.Obj
 	}
 	return s.addPreset(ns, p, o)

@@ -199,7 +199,7 @@ func TestPresetExpansion(t *testing.T) {
 			want: `{"preset":"hermes_throttled","rules":[{"namespace":"b","operationId":"RunCreate","count":1,"status":429,"headers":{"Retry-After":"1"},"body":{"error":{"message":"Too many concurrent runs (max 10)","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}},"preset":"hermes_throttled","id":"hermes_throttled"}]}`},
 		{name: "presets route with overrides", ns: "b", preset: "hermes_draining", body: `{"count":2,"status":503.0}`,
 			want: `{"preset":"hermes_draining","rules":[{"namespace":"b","operationId":"RunCreate","count":2,"status":503.0,"headers":{"Retry-After":"1"},"body":{"error":{"message":"Gateway is draining existing work; retry shortly.","type":"invalid_request_error","param":null,"code":"gateway_draining"}},"preset":"hermes_draining","id":"hermes_draining"}]}`},
-		{name: "non-object body is no override", ns: "b", preset: "hermes_steer_refused", body: `[1]`,
+		{name: "empty object is no override", ns: "b", preset: "hermes_steer_refused", body: `{}`,
 			want: `{"preset":"hermes_steer_refused","rules":[{"namespace":"b","operationId":"RunSteer","count":1,"effect":"hermes.steer_refused","preset":"hermes_steer_refused","id":"hermes_steer_refused"}]}`},
 	}
 	for _, tc := range tests {
@@ -239,6 +239,16 @@ func TestApplyPresetErrors(t *testing.T) {
 	_, err = s.ApplyPreset("default", "hermes_throttled", v, true)
 	if err == nil || err.Status != 400 || err.Message != "fault field count has the wrong type" {
 		t.Fatalf("bad override: %+v", err)
+	}
+	// The overrides must be an object (§6.4 "body = overrides object"): a
+	// body such as [1], "x" or null was taken as no overrides and the preset
+	// stored anyway.
+	for _, body := range []string{`[1]`, `"x"`, `null`, `3`, `true`} {
+		v, _ = parse(t, body)
+		_, err = s.ApplyPreset("default", "hermes_throttled", v, true)
+		if err == nil || err.Status != 400 || err.Message != "preset overrides must be an object" {
+			t.Fatalf("body %s: %+v", body, err)
+		}
 	}
 	if got := string(s.List()); got != `{"faults":[]}` {
 		t.Fatalf("stored after errors: %s", got)

@@ -4,7 +4,6 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/state"
 	"github.com/hermes-emulator/hermes-emulator/storage"
-	"github.com/hermes-emulator/hermes-emulator/transport"
 )
 
 // The Hermes controls (controls.md §11). They act on the namespace's main
@@ -81,17 +80,23 @@ type Emitted struct {
 	Emitted, Buffered int
 }
 
-// Events scripts non-status events (controls §11.2).
+// Events scripts non-status events (controls §11.2). Buffered counts the
+// frames the run's transport took when the change was published: none past
+// its bound (hardening H5).
 func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
 	var out Emitted
+	buffered := 0
 	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
 		out, err = x.events(id, body, hasBody)
+		x.buffered = &buffered
 		return err
 	})
+	out.Buffered = buffered
 	return out, err
 }
 
-// events is the events control in x; scenario steps apply it too.
+// events is the events control in x; scenario steps apply it too. It counts
+// the emitted events; Events counts the buffered ones (x.buffered).
 func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
 	var out Emitted
 	c, err := x.addressed(id)
@@ -108,13 +113,9 @@ func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Er
 	if !c.Owner.Local {
 		return out, runs.RunNotActive(id)
 	}
-	hasTransport := x.g.transports.Has(transport.Key{NS: x.name, Branch: x.branch, Run: id})
 	for _, e := range evs {
 		now := x.now()
 		x.emit(id, e.Build(id, now))
-		if hasTransport {
-			out.Buffered++
-		}
 		out.Emitted++
 		if e.Name != "message.delta" {
 			before := c.Value()

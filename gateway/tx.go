@@ -42,6 +42,8 @@ type tx struct {
 	cursorIDs []string // runs whose scenario cursor changed (the queue follows on commit)
 	resync    bool     // the state was replaced: the queue follows all its cursors
 
+	buffered *int // when set, publish counts here the emitted frames a transport took (controls §11.2)
+
 	accept     bool // an accepted mutation (runs-api §6.1 step 14): checkpoint now
 	checkpoint bool // a Hermes control: checkpoint after success (controls §11)
 }
@@ -210,7 +212,9 @@ func (g *Gateway) publish(x *tx) {
 		g.transports.Open(transport.Key{NS: x.name, Branch: x.branch, Run: o.run}, o.created)
 	}
 	for _, e := range x.emits {
-		g.transports.Deliver(transport.Key{NS: x.name, Branch: x.branch, Run: e.runID}, e.frame)
+		if g.transports.Deliver(transport.Key{NS: x.name, Branch: x.branch, Run: e.runID}, e.frame) && x.buffered != nil {
+			*x.buffered++
+		}
 	}
 	for _, id := range x.ends {
 		g.transports.End(transport.Key{NS: x.name, Branch: x.branch, Run: id})

@@ -129,23 +129,24 @@ func (s *Set) remove(k Key, t *stream) {
 	}
 }
 
-// Deliver buffers frame on k's transport, if any. A transport whose buffer
-// would pass Options.BufferBytes is destroyed as if its consumer went away
-// (hardening H5): its subscriber, if any, ends with Aborted, one WARN names
-// the run, and this frame and later ones are undelivered.
-func (s *Set) Deliver(k Key, frame []byte) {
+// Deliver buffers frame on k's transport, if any, and reports whether it was
+// appended. A transport whose buffer would pass Options.BufferBytes is
+// destroyed as if its consumer went away (hardening H5): its subscriber, if
+// any, ends with Aborted, one WARN names the run, and this frame and later ones
+// are undelivered.
+func (s *Set) Deliver(k Key, frame []byte) bool {
 	s.mu.Lock()
 	t := s.stream(k)
 	if t == nil {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	if t.bytes+len(frame) <= s.opts.BufferBytes {
 		t.frames = append(t.frames, frame)
 		t.bytes += len(frame)
 		t.signal()
 		s.mu.Unlock()
-		return
+		return true
 	}
 	buffered := t.bytes
 	s.remove(k, t)
@@ -156,6 +157,7 @@ func (s *Set) Deliver(k Key, frame []byte) {
 		s.opts.Logger.Warn("SSE buffer full: stream closed, frames undelivered", "namespace", k.NS, "branch", k.Branch,
 			"run_id", k.Run, "buffered_bytes", buffered, "limit_bytes", s.opts.BufferBytes)
 	}
+	return false
 }
 
 // End marks k's run terminal: its subscriber writes ": stream closed" after

@@ -257,6 +257,18 @@ func TestFaults(t *testing.T) {
 	if list, err := ctl.Faults(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("after delete all: %+v, %v", list, err)
 	}
+	// A nil map or pointer is no overrides, as nil is: it encodes as null,
+	// which the route refuses (preset overrides must be an object).
+	var none map[string]any
+	var noFault *control.Fault
+	for _, o := range []any{none, noFault} {
+		if rules, err := ctl.ApplyPreset(ctx, "hermes_poll_timeout", o); err != nil || len(rules) != 1 || rules[0].Namespace != "a" {
+			t.Fatalf("ApplyPreset(%T nil) = %+v, %v", o, rules, err)
+		}
+	}
+	if err := ctl.DeleteFaults(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
 	_, err = ctl.ApplyPreset(ctx, "nope", nil)
 	wantErr(t, err, control.Error{Method: "POST", Path: "/__admin/faults/presets/nope", Status: 404, Type: "mockingbird_admin",
 		Message: "no fault preset nope; GET /__admin/faults/presets"})

@@ -61,11 +61,15 @@ func (c *Client) AddFault(ctx context.Context, rule any) (Fault, error) {
 }
 
 // ApplyPreset adds the rules of a named preset (controls §6.4), e.g.
-// "hermes_submit_accepted_drop" or "hermes_poll_timeout", with overrides (nil
-// for none; a map or a Fault) and returns the stored rules.
+// "hermes_submit_accepted_drop" or "hermes_poll_timeout", with overrides (nil,
+// a nil map or a nil pointer for none; a map or a Fault) and returns the
+// stored rules.
 func (c *Client) ApplyPreset(ctx context.Context, name string, overrides any) ([]Fault, error) {
 	if overrides == nil {
 		overrides = json.RawMessage("{}")
+	}
+	if b, err := json.Marshal(overrides); err == nil && string(b) == "null" {
+		overrides = json.RawMessage("{}") // the route refuses null overrides
 	}
 	rd, err := encode(overrides)
 	if err != nil {

@@ -34,13 +34,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, c.opts)
 			session(r)
-			data, _ := r.rec.Scenarios()
-			set, perr := scenarios.Parse(data)
-			if perr != nil {
-				t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
-			}
-			up := emulatortest.New(t, emulator.Options{ClockStart: t0, FreezeClock: true, Scenarios: set})
-			replay := &rig{t: t, up: up, ctl: control.New(up.URL()), base: up.URL(), replay: true}
+			replay, _ := replayOf(t, r)
 			session(replay)
 			if len(replay.said) != len(r.said) {
 				t.Fatalf("%d answers on replay, %d recorded", len(replay.said), len(r.said))
@@ -52,6 +46,19 @@ func TestRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replayOf loads the file r recorded, which must load, into a new emulator
+// whose clock is frozen as r's was, and returns a rig on it and the file.
+func replayOf(t *testing.T, r *rig) (*rig, []byte) {
+	t.Helper()
+	data, _ := r.rec.Scenarios()
+	set, perr := scenarios.Parse(data)
+	if perr != nil {
+		t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
+	}
+	up := emulatortest.New(t, emulator.Options{ClockStart: t0, FreezeClock: true, Scenarios: set})
+	return &rig{t: t, up: up, ctl: control.New(up.URL()), base: up.URL(), replay: true}, data
 }
 
 // names finds the status and event names in an answer.
@@ -89,13 +96,7 @@ func TestLoneSurrogateRoundTrip(t *testing.T) {
 	id := r.create(input)
 	r.observe(id, `{"status":"completed","output":"x\ud800y"}`)
 	r.poll(id)
-	data, _ := r.rec.Scenarios()
-	set, perr := scenarios.Parse(data)
-	if perr != nil {
-		t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
-	}
-	up := emulatortest.New(t, emulator.Options{ClockStart: t0, FreezeClock: true, Scenarios: set})
-	replay := &rig{t: t, up: up, ctl: control.New(up.URL()), base: up.URL(), replay: true}
+	replay, _ := replayOf(t, r)
 	id = replay.create(input)
 	replay.advance(0)
 	if got := replay.poll(id); got != "completed" {
@@ -113,13 +114,7 @@ func TestNonStringSessionIDRoundTrip(t *testing.T) {
 	id := r.create(input)
 	r.observe(id, `{"status":"completed","output":"42"}`)
 	r.poll(id)
-	data, _ := r.rec.Scenarios()
-	set, perr := scenarios.Parse(data)
-	if perr != nil {
-		t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
-	}
-	up := emulatortest.New(t, emulator.Options{ClockStart: t0, FreezeClock: true, Scenarios: set})
-	replay := &rig{t: t, up: up, ctl: control.New(up.URL()), base: up.URL(), replay: true}
+	replay, data := replayOf(t, r)
 	id = replay.create(input)
 	replay.advance(0)
 	if got := replay.poll(id); got != "completed" {
@@ -141,13 +136,7 @@ func TestSharedSessionIDRoundTrip(t *testing.T) {
 		r.observe(id, `{"status":"completed","output":"`+c.output+`"}`)
 		r.poll(id)
 	}
-	data, _ := r.rec.Scenarios()
-	set, perr := scenarios.Parse(data)
-	if perr != nil {
-		t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
-	}
-	up := emulatortest.New(t, emulator.Options{ClockStart: t0, FreezeClock: true, Scenarios: set})
-	replay := &rig{t: t, up: up, ctl: control.New(up.URL()), base: up.URL(), replay: true}
+	replay, data := replayOf(t, r)
 	for _, c := range turns {
 		id := replay.create(c.input)
 		replay.advance(0)

@@ -259,6 +259,18 @@ func TestTimelineCheckoutBody(t *testing.T) {
 	x.want(x.post("/__admin/branches/main/checkout", `{"checkpoint":"cp_00000099"}`), 409, adminErr("no checkpoint cp_00000099"))
 }
 
+// controls §8.3–§8.4: the optional body of POST /__admin/checkpoints and POST
+// /__admin/branches/:name is an object (admin.yaml); [1], "x", null or 3 are
+// refused with 400, nothing committed, not taken as no body.
+func TestTimelineBodyNotObject(t *testing.T) {
+	x := newH(t, emulator.Options{})
+	for _, body := range []string{`[1]`, `"x"`, `null`, `3`} {
+		x.want(x.post("/__admin/checkpoints", body), 400, adminErr(`expected {"branch":"..."} or no body`))
+		x.want(x.post("/__admin/branches/b", body), 400, adminErr(`expected {"at":"cp_..."} or no body`))
+	}
+	x.want(x.get("/__admin/namespaces"), 200, `{"default":"default","namespaces":[]}`)
+}
+
 // A branch "at" that is not a string is quoted in the 409, cut to
 // runs.EchoLimit bytes (H9).
 func TestBranchAtEcho(t *testing.T) {

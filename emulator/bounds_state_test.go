@@ -33,6 +33,22 @@ func TestMaxNamespaces(t *testing.T) {
 	x.want(x.get("/__admin/namespaces"), 200, `{"default":"default","namespaces":["a"]}`)
 }
 
+// hardening H3: at --max-namespaces, a change of an unknown namespace that
+// fails (a stop of a run it cannot have, a body that is not JSON) creates
+// nothing, so it answers as for an empty namespace, not 429.
+func TestMaxNamespacesFailedChange(t *testing.T) {
+	x := newH(t, emulator.Options{MaxNamespaces: 1})
+	x.freeze()
+	x.ns = "a"
+	x.start()
+	x.ns = "b"
+	x.want(x.post("/v1/runs/run_x/stop", "{}"), 404, hermesErr("Run not found: run_x", "run_not_found"))
+	x.want(x.post("/v1/runs", "{bad"), 400, hermesErr("Invalid JSON", ""))
+	x.want(x.post("/v1/runs", `{"input":"synthetic"}`), 429, adminErr("too many namespaces (max 1)"))
+	x.ns = ""
+	x.want(x.get("/__admin/namespaces"), 200, `{"default":"default","namespaces":["a"]}`)
+}
+
 // hardening H5 over a real socket: a subscriber that never reads holds at
 // most --sse-buffer-bytes of frames; past it the server logs a WARN naming
 // the run and closes the stream; its frames stay undelivered.

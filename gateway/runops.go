@@ -85,6 +85,9 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 	case runs.Conflict, runs.AtCapacity:
 		return Admission{}, d.Err(x.g.opts.MaxConcurrentRuns)
 	}
+	if err := x.g.roomFor(x.ns); err != nil { // this admission would create namespace N+1 (hardening H3)
+		return Admission{}, err
+	}
 	x.st.RunCounter++
 	x.dirty = true
 	id := runs.RunID(x.storageNS(), x.st.RunCounter)

@@ -216,18 +216,14 @@ func (g *Gateway) Head(ns, branch string) string {
 // Errors are 409 admin envelopes, and 429 when the request would create a
 // namespace past --max-namespaces.
 //
-// A mutating request on a namespace not yet created, when --max-namespaces
-// exist, is refused here with that 429 (hardening H3), before the operation:
-// it would create the namespace.
+// A mutating request on a namespace not yet created is not refused here:
+// only a change that creates it answers 429 (the operation's transaction, or
+// a branch or move here), and one that fails creates nothing and answers as
+// for an empty namespace (hardening H3).
 func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Error) {
 	target := Target{NS: ns, Branch: branch}
 	err := g.locked(func() *runs.Error {
 		space := g.space(ns)
-		if mutating {
-			if err := g.roomFor(space); err != nil {
-				return err
-			}
-		}
 		c, err := g.tl(space).Select(branch, at, mutating)
 		if err == nil && c != nil {
 			view := c.State.st // a read-only view of the checkpoint

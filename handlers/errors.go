@@ -39,5 +39,9 @@ func ErrorHandler(err error, c echo.Context) {
 	if errors.As(err, &he) && (he.Code == http.StatusNotFound || he.Code == http.StatusMethodNotAllowed) {
 		err = runs.ErrPageNotFound
 	}
+	var e *runs.Error
+	if errors.As(err, &e) && e.Envelope == runs.EnvAdmin {
+		CallOf(c).Own = true
+	}
 	WriteError(c.Response(), err)
 }

@@ -43,6 +43,7 @@ type Call struct {
 	RunID      string // journal ids.runId
 	Checkpoint string // the accepted-mutation checkpoint, when the mutation was accepted
 	Drop       bool   // hermes.accepted_drop fired on a new admission: lose the response
+	Own        bool   // the answer is an admin envelope (hardening H3's 429), outside the contract: not validated
 }
 
 type callKey struct{}

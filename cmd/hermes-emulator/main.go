@@ -297,9 +297,15 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	url := srv.URL()
 	if o.AdminKey == "" && !loopback(o.Host) {
-		// hardening H10: an open control plane on the network is said loudly.
-		o.Logger.Warn("the control plane is open to the network: anyone who reaches " + url +
-			" can change or erase the emulator's state; pass --admin-key (HERMES_EMULATOR_ADMIN_KEY) or listen on 127.0.0.1")
+		// hardening H10: an open control plane on the network is said loudly,
+		// on stderr even with --log off.
+		msg := "the control plane is open to the network: anyone who reaches " + url +
+			" can change or erase the emulator's state; pass --admin-key (HERMES_EMULATOR_ADMIN_KEY) or listen on 127.0.0.1"
+		if c.logFormat == "off" {
+			fmt.Fprintln(stderr, "hermes-emulator serve: WARN "+msg)
+		} else {
+			o.Logger.Warn(msg)
+		}
 	}
 	banner(stdout, c.logFormat, url, o.AdminKey != "")
 	<-ctx.Done()

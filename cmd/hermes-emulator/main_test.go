@@ -507,3 +507,28 @@ func TestServeRefusesNegativeValues(t *testing.T) {
 		})
 	}
 }
+
+// Hardening H10: --log off silences the logs, not the warning that the
+// control plane is open to the network.
+func TestOpenNetworkWarningWithLogOff(t *testing.T) {
+	cliClean(t)
+	var stdout, stderr lockedBuffer
+	done := make(chan int)
+	go func() { done <- serve([]string{"--host", "0.0.0.0", "--port", "0", "--log", "off"}, &stdout, &stderr) }()
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stdout.String(), "listening on") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(stdout.String(), "listening on") {
+		t.Fatalf("no banner: %q", stderr.String()) // no SIGTERM to a process that would not catch it
+	}
+	// serve catches SIGTERM from before its banner.
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "the control plane is open to the network") {
+		t.Fatalf("no warning; stdout %q stderr %q", stdout.String(), stderr.String())
+	}
+}

@@ -43,6 +43,12 @@ func (m *model) commit(branch string) {
 	m.all = append(m.all, c)
 	m.kept[c.ID] = true
 	m.heads[branch] = c.ID
+	m.evict()
+}
+
+// evict discards the oldest unprotected checkpoints while more than max are
+// kept: after every commit and every change of what is protected.
+func (m *model) evict() {
 	for _, old := range m.all {
 		if len(m.kept) <= m.max {
 			break
@@ -92,6 +98,7 @@ func (w *world) step(t testing.TB, op, arg byte) {
 			}
 			w.tl.setHead(branch, c)
 			w.m.heads[branch] = id
+			w.m.evict()
 		}
 	case 3: // pin a retained checkpoint
 		if len(kept) > 0 {
@@ -106,6 +113,7 @@ func (w *world) step(t testing.TB, op, arg byte) {
 		}
 		delete(w.m.pins, snap)
 		delete(w.m.stubs, snap)
+		w.m.evict()
 	case 5: // restore a snapshot
 		c, err := w.s.Find("ns", snap, w.tl)
 		if want, live := w.m.pins[snap]; live != (err == nil) || live && c.ID != want {

@@ -6,11 +6,14 @@ import "container/heap"
 // or snapshot protects wait in a free list, oldest first, so a commit evicts
 // the oldest without walking past protected ones.
 
-// release queues c for eviction once nothing protects it.
+// release queues c for eviction once nothing protects it, and evicts what
+// retention no longer keeps: at most max checkpoints besides the protected
+// ones at all times, not only after the next commit (a checkout, a moved
+// branch or a deleted snapshot release one without committing).
 func (t *Timeline[S]) release(c *Checkpoint[S]) {
 	if !c.protected() && !c.gone {
 		t.free.push(c)
-		t.compact() // checkouts release without committing
+		t.retain()
 	}
 }
 

@@ -114,14 +114,16 @@ func (t *Timeline[S]) lookup(id string) (*Checkpoint[S], *runs.Error) {
 func (t *Timeline[S]) Head(branch string) *Checkpoint[S] { return t.cps[t.heads[branch]] }
 
 // setHead points branch at c, a retained checkpoint; the previous head, no
-// longer protected by the branch, may be evicted by a later commit.
+// longer protected by the branch, is evicted at once when retention no longer
+// keeps it. c is protected first, so that this eviction never takes it.
 func (t *Timeline[S]) setHead(branch string, c *Checkpoint[S]) {
-	if old := t.cps[t.heads[branch]]; old != nil {
+	c.heads++
+	old := t.cps[t.heads[branch]]
+	t.heads[branch] = c.ID
+	if old != nil {
 		old.heads--
 		t.release(old)
 	}
-	c.heads++
-	t.heads[branch] = c.ID
 }
 
 // Listing is the timeline as GET /__admin/timeline shows it (controls §8.5).

@@ -61,7 +61,7 @@ func retained(tl *Timeline[int]) []string {
 }
 
 // Retention (controls §8.1): past max, the oldest checkpoints that are
-// neither a branch head nor pinned are evicted, at the next commit.
+// neither a branch head nor pinned are evicted, as soon as they are neither.
 func TestRetention(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -76,7 +76,8 @@ func TestRetention(t *testing.T) {
 		{"heads over max", 1, "c main,h a 1,c main,h b 2,c main", []int64{1, 2, 3}},
 		{"a moved head releases", 2, "c main,h old 1,c main,h old 2,c main,c main", []int64{2, 4}},
 		{"a pin is kept", 2, "c main,p 1,c main,c main,c main", []int64{1, 4}},
-		{"an unpin evicts at the next commit", 2, "c main,p 1,c main,c main,u 1", []int64{1, 3}},
+		{"an unpin under max evicts nothing", 2, "c main,p 1,c main,c main,u 1", []int64{1, 3}},
+		{"an unpin over max evicts at once", 2, "c main,p 1,c main,p 2,c main,u 1", []int64{2, 3}},
 		{"unpinned, then evicted", 2, "c main,p 1,c main,c main,u 1,c main", []int64{3, 4}},
 		{"pinned twice, unpinned once", 2, "c main,p 1,p 1,c main,u 1,c main,c main", []int64{1, 4}},
 		{"branches share retention", 3, "c main,c a,c b,c main,c a", []int64{3, 4, 5}},

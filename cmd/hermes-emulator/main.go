@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"runtime"
@@ -387,6 +388,14 @@ func health(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "hermes-emulator health: %v\n", err)
 			return 2
 		}
+	}
+	if u, err := neturl.Parse(*url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		from := "--url"
+		if !urlSet(fs) {
+			from = "HERMES_EMULATOR_URL"
+		}
+		fmt.Fprintf(stderr, "hermes-emulator health: %s must be an http(s) URL, not %q\n", from, *url)
+		return 2
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	resp, err := client.Get(strings.TrimSuffix(*url, "/") + "/health")

@@ -69,6 +69,8 @@ func TestRunCommands(t *testing.T) {
 		{"version -h", []string{"version", "-h"}, 0, versionUsage, ""},
 		{"version extra argument", []string{"version", "now"}, 2, "", "hermes-emulator version: unexpected argument \"now\"\n"},
 		{"health extra argument", []string{"health", "now"}, 2, "", "hermes-emulator health: unexpected argument \"now\"\n"},
+		{"health empty url", []string{"health", "--url", ""}, 2, "", "hermes-emulator health: --url must be an http(s) URL, not \"\"\n"},
+		{"health url without scheme", []string{"health", "--url", "127.0.0.1:8827"}, 2, "", "hermes-emulator health: --url must be an http(s) URL, not \"127.0.0.1:8827\"\n"},
 		{"serve unknown flag", []string{"serve", "--nope"}, 2, "", "flag provided but not defined: -nope\n(hermes-emulator serve --help lists the flags)\n"},
 		{"health unknown flag", []string{"health", "--nope"}, 2, "", "flag provided but not defined: -nope\n(hermes-emulator health --help lists the flags)\n"},
 		{"serve port too high", []string{"serve", "--port", "70000"}, 2, "", "hermes-emulator serve: --port must be a port number from 0 to 65535, not 70000\n"},
@@ -282,6 +284,7 @@ func TestCheckedValuesNameTheirOrigin(t *testing.T) {
 		{[]string{"LOG", "xml"}, []string{"serve"}, "hermes-emulator serve: HERMES_EMULATOR_LOG must be pretty, json or off, not \"xml\"\n"},
 		{[]string{"LOG", "json"}, []string{"serve", "--log", "xml"}, "hermes-emulator serve: --log must be pretty, json or off, not \"xml\"\n"},
 		{[]string{"PORT", "70000"}, []string{"health"}, "hermes-emulator health: HERMES_EMULATOR_PORT must be a port number from 0 to 65535, not 70000\n"},
+		{[]string{"URL", "ftp://h"}, []string{"health"}, "hermes-emulator health: HERMES_EMULATOR_URL must be an http(s) URL, not \"ftp://h\"\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(append(tc.env, tc.args...), " "), func(t *testing.T) {

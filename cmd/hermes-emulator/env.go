@@ -78,10 +78,15 @@ func (e *envs) getBool(name string) bool { return envParse(e, name, false, strco
 // the flag was given, else the environment variable HERMES_EMULATOR_<name>
 // (the flag's default comes from it, or is built in).
 func origin(fs *flag.FlagSet, flagName, envName string) string {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == flagName })
-	if !set && os.Getenv("HERMES_EMULATOR_"+envName) != "" {
+	if !flagSet(fs, flagName) && os.Getenv("HERMES_EMULATOR_"+envName) != "" {
 		return "HERMES_EMULATOR_" + envName
 	}
 	return "--" + flagName
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -229,13 +229,6 @@ func checkKeys(fs *flag.FlagSet, o emulator.Options) error {
 	return nil
 }
 
-// flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
 func serve(args []string, stdout, stderr io.Writer) int {
 	fs, c, _ := serveFlags(stderr)
 	if code := parseArgs(fs, args, serveUsage, stdout, stderr); code >= 0 {
@@ -362,13 +355,6 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// urlSet reports whether --url was given (it makes HERMES_EMULATOR_PORT moot).
-func urlSet(fs *flag.FlagSet) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "url" })
-	return set
-}
-
 func health(args []string, stdout, stderr io.Writer) int {
 	var e envs
 	port := e.getInt("PORT", 8827)
@@ -379,7 +365,7 @@ func health(args []string, stdout, stderr io.Writer) int {
 	if code := parseArgs(fs, args, healthUsage, stdout, stderr); code >= 0 {
 		return code
 	}
-	if !urlSet(fs) && env("URL", "") == "" {
+	if !flagSet(fs, "url") && env("URL", "") == "" {
 		err := e.first(fs)
 		if err == nil && (port < 0 || port > 65535) {
 			err = fmt.Errorf("HERMES_EMULATOR_PORT must be a port number from 0 to 65535, not %d", port)
@@ -390,11 +376,7 @@ func health(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if u, err := neturl.Parse(*url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		from := "--url"
-		if !urlSet(fs) {
-			from = "HERMES_EMULATOR_URL"
-		}
-		fmt.Fprintf(stderr, "hermes-emulator health: %s must be an http(s) URL, not %q\n", from, *url)
+		fmt.Fprintf(stderr, "hermes-emulator health: %s must be an http(s) URL, not %q\n", origin(fs, "url", "URL"), *url)
 		return 2
 	}
 	client := &http.Client{Timeout: 2 * time.Second}

@@ -65,10 +65,7 @@ func (c *Client) AddFault(ctx context.Context, rule any) (Fault, error) {
 // a nil map or a nil pointer for none; a map or a Fault) and returns the
 // stored rules.
 func (c *Client) ApplyPreset(ctx context.Context, name string, overrides any) ([]Fault, error) {
-	if overrides == nil {
-		overrides = json.RawMessage("{}")
-	}
-	if b, err := json.Marshal(overrides); err == nil && string(b) == "null" {
+	if b, err := json.Marshal(overrides); err == nil && string(b) == "null" { // nil, a nil map or pointer
 		overrides = json.RawMessage("{}") // the route refuses null overrides
 	}
 	rd, err := encode(overrides)

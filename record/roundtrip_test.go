@@ -86,39 +86,36 @@ func TestGoldenFilesLoad(t *testing.T) {
 	}
 }
 
-// JSON lets a client send a lone surrogate ("\ud800"), and the emulator keeps
-// it (WTF-8); YAML has no way to say one, so the file says U+FFFD for each of
-// its bytes — which is also what the replaying emulator's RE2 match reads
-// there — and still loads, and the replayed run still finds its scenario.
-func TestLoneSurrogateRoundTrip(t *testing.T) {
-	const input = `{"input":"a\ud800b"}`
-	r := newRig(t, Options{})
-	id := r.create(input)
-	r.observe(id, `{"status":"completed","output":"x\ud800y"}`)
-	r.poll(id)
-	replay, _ := replayOf(t, r)
-	id = replay.create(input)
-	replay.advance(0)
-	if got := replay.poll(id); got != "completed" {
-		t.Errorf("replayed run: %s", got)
-	}
-}
-
-// --match order selects a run by its session_id, which the emulator makes the
-// run id unless the client sends a truthy one (runs-api §4.1) — and the
-// scenario's session_id only matches a string. A run whose client sent a
-// session_id that is not a string (42) is matched by its input instead.
-func TestNonStringSessionIDRoundTrip(t *testing.T) {
-	const input = `{"input":"count","session_id":42}`
-	r := newRig(t, Options{Match: MatchOrder})
-	id := r.create(input)
-	r.observe(id, `{"status":"completed","output":"42"}`)
-	r.poll(id)
-	replay, data := replayOf(t, r)
-	id = replay.create(input)
-	replay.advance(0)
-	if got := replay.poll(id); got != "completed" {
-		t.Errorf("replayed run: %s\n%s", got, data)
+// A run completed upstream replays to completed: the recorded file loads and
+// its scenario selects the replayed run.
+//   - lone surrogate: JSON lets a client send "\ud800", and the emulator keeps
+//     it (WTF-8); YAML has no way to say one, so the file says U+FFFD for each
+//     of its bytes — which is also what the replaying emulator's RE2 match
+//     reads there.
+//   - non-string session_id: --match order selects a run by its session_id,
+//     which the emulator makes the run id unless the client sends a truthy one
+//     (runs-api §4.1) — and the scenario's session_id only matches a string. A
+//     run whose client sent 42 is matched by its input instead.
+func TestCompletedRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		name, input, observe string
+		opts                 Options
+	}{
+		{"lone surrogate", `{"input":"a\ud800b"}`, `{"status":"completed","output":"x\ud800y"}`, Options{}},
+		{"non-string session_id", `{"input":"count","session_id":42}`, `{"status":"completed","output":"42"}`, Options{Match: MatchOrder}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, c.opts)
+			id := r.create(c.input)
+			r.observe(id, c.observe)
+			r.poll(id)
+			replay, data := replayOf(t, r)
+			id = replay.create(c.input)
+			replay.advance(0)
+			if got := replay.poll(id); got != "completed" {
+				t.Errorf("replayed run: %s\n%s", got, data)
+			}
+		})
 	}
 }
 

@@ -95,6 +95,7 @@ type Server struct {
 	once     sync.Once
 	served   chan struct{}
 	inflight sync.Map // *http.Request → struct{}: requests in ServeHTTP, for the shutdown log line
+	conns    sync.Map // net.Conn → http.ConnState: the listener's open connections, for the same line
 }
 
 // New starts an emulator with opts: it opens (and migrates) the database,
@@ -249,7 +250,7 @@ func (s *Server) listen() error {
 	// `OPTIONS *` goes through the pipeline like every other request (a 404:
 	// no such route) instead of net/http's own empty 200.
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: s.opts.ReadTimeout, IdleTimeout: 120 * time.Second,
-		DisableGeneralOptionsHandler: true}
+		DisableGeneralOptionsHandler: true, ConnState: s.connState}
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.
 	s.http.RegisterOnShutdown(s.gw.Shutdown)
@@ -311,7 +312,7 @@ func (s *Server) Close() error {
 				// Say what the grace cut short (hardening H4).
 				n, cut := s.inFlight()
 				s.log.Warn("shutdown grace elapsed; closing the requests still in flight",
-					"grace", s.opts.ShutdownGrace.String(), "requests", n, "cut", cut)
+					"grace", s.opts.ShutdownGrace.String(), "requests", n, "cut", cut, "unfinishedHeads", s.unfinishedHeads())
 				s.http.Close()
 			}
 			cancel()

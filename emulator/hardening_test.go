@@ -283,30 +283,39 @@ func TestForeignDatabaseRefused(t *testing.T) {
 	}
 }
 
-// H4: Close waits ShutdownGrace for a stalled upload, then cuts it and says
-// what it cut.
+// H4: Close waits ShutdownGrace for a stalled upload, or a request head that
+// never ends, then cuts it and says what it cut.
 func TestShutdownGrace(t *testing.T) {
-	var logs logBuffer
-	srv, err := emulator.New(emulator.Options{ShutdownGrace: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL(), "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_, _ = io.WriteString(conn, "POST /v1/runs HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{\"input\"")
-	time.Sleep(100 * time.Millisecond) // the request is in the pipeline, reading its body
-	began := time.Now()
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(began); d < 250*time.Millisecond || d > 3*time.Second {
-		t.Fatalf("Close took %v with a 300ms grace", d)
-	}
-	if got := logs.String(); !strings.Contains(got, `level=WARN msg="shutdown grace elapsed; closing the requests still in flight" grace=300ms requests=1 cut="POST /v1/runs"`) {
-		t.Fatalf("log:\n%s", got)
+	for _, tc := range []struct{ name, sent, want string }{
+		{"stalled body", "POST /v1/runs HTTP/1.1\r\nHost: e\r\nContent-Length: 100\r\n\r\n{\"input\"",
+			`requests=1 cut="POST /v1/runs" unfinishedHeads=0`},
+		{"unfinished head", "POST /v1/runs HTTP/1.1\r\nHost: e\r\n", `requests=0 cut="" unfinishedHeads=1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logBuffer
+			srv, err := emulator.New(emulator.Options{ShutdownGrace: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL(), "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_, _ = io.WriteString(conn, tc.sent)
+			time.Sleep(100 * time.Millisecond) // the server has read what was sent
+			began := time.Now()
+			if err := srv.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(began); d < 250*time.Millisecond || d > 3*time.Second {
+				t.Fatalf("Close took %v with a 300ms grace", d)
+			}
+			want := `level=WARN msg="shutdown grace elapsed; closing the requests still in flight" grace=300ms ` + tc.want + "\n"
+			if got := logs.String(); !strings.Contains(got, want) {
+				t.Fatalf("log:\n%s\nwant the line\n%s", got, want)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"net"
 	"net/http"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 
 // What the server tells about itself: its counters as a Prometheus collector,
 // one log line per request (Options.LogRequests) and the census of requests
-// in flight for the shutdown log line.
+// and connections in flight for the shutdown log line.
 
 // Metrics returns the server's request counters (controls §9) as a
 // prometheus.Collector, to register on your own registry next to your
@@ -36,6 +37,29 @@ func (s *Server) inFlight() (n int, names string) {
 		return true
 	})
 	return n, strings.Join(some, ", ")
+}
+
+// connState follows the listener's connections (http.Server.ConnState).
+func (s *Server) connState(c net.Conn, st http.ConnState) {
+	if st == http.StateClosed || st == http.StateHijacked {
+		s.conns.Delete(c)
+	} else {
+		s.conns.Store(c, st)
+	}
+}
+
+// unfinishedHeads counts the connections still sending their first request
+// head: net/http holds them in StateNew until the head is read, and Shutdown
+// waits for them (up to 5 s) as for a request, but no handler knows of them.
+func (s *Server) unfinishedHeads() int {
+	n := 0
+	s.conns.Range(func(_, st any) bool {
+		if st == http.StateNew {
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 // logRequest logs one Info line "request" for a journaled vendor request when

@@ -21,8 +21,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,7 +93,9 @@ type Recorder struct {
 	kept    int    // bytes of all kept observations (maxKeptBytes)
 }
 
-// New returns a Recorder of opts. It does not contact the upstream.
+// New returns a Recorder of opts. It does not contact the upstream. It
+// refuses an Out it could not write at a flush, having tried to create a file
+// there (probeOut; nothing is left behind).
 func New(opts Options) (*Recorder, error) {
 	u, err := url.Parse(opts.Upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -109,14 +109,8 @@ func New(opts Options) (*Recorder, error) {
 	if opts.Out == "" {
 		return nil, errors.New("record: --out is required")
 	}
-	// The file is written at the end: a directory that is not there, or an
-	// --out that is a directory, would lose the whole recording, so it is
-	// named now.
-	if dir := filepath.Dir(opts.Out); !isDir(dir) {
-		return nil, fmt.Errorf("record: --out %s: the directory %s does not exist", opts.Out, dir)
-	}
-	if isDir(opts.Out) {
-		return nil, fmt.Errorf("record: --out %s: is a directory, not a file", opts.Out)
+	if err := checkOut(opts.Out); err != nil {
+		return nil, err
 	}
 	if opts.Speed == 0 {
 		opts.Speed = 1
@@ -129,6 +123,12 @@ func New(opts Options) (*Recorder, error) {
 	}
 	if opts.Match != MatchInput && opts.Match != MatchOrder {
 		return nil, fmt.Errorf("record: --match must be input or order, not %q", opts.Match)
+	}
+	// The file is written only at a flush: an --out it cannot write would
+	// lose the whole recording, so it is tried now (once the options are
+	// known to be valid), leaving nothing behind.
+	if err := probeOut(opts.Out); err != nil {
+		return nil, err
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -235,21 +235,8 @@ func (r *Recorder) serveFlush(w http.ResponseWriter, req *http.Request) {
 // atomically) and returns how many it wrote. Recording goes on.
 func (r *Recorder) Flush() (int, error) {
 	data, n := r.Scenarios()
-	dir := filepath.Dir(r.opts.Out)
-	tmp, err := os.CreateTemp(dir, ".record-*.yaml")
-	if err != nil {
-		return 0, fmt.Errorf("record: write %s: %w", r.opts.Out, err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), r.opts.Out)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return 0, fmt.Errorf("record: write %s: %w", r.opts.Out, err)
+	if err := writeOut(r.opts.Out, data); err != nil {
+		return 0, err
 	}
 	r.opts.Logger.Info("record: flushed", "file", r.opts.Out, "scenarios", n)
 	return n, nil
@@ -334,10 +321,4 @@ func (r *Recorder) FetchCapabilities(ctx context.Context, authorization string) 
 	}
 	r.learnCapabilities(resp.Header, body)
 	return nil
-}
-
-// isDir reports whether path names an existing directory.
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
 }

@@ -227,3 +227,56 @@ func TestNewRefusesDirectoryOut(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An --out the recorder could not write at a flush is refused by New, with
+// the path and the operating system's reason, and the check leaves the
+// directory as it was: no temporary file, no empty --out.
+func TestNewRefusesUnwritableOut(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(dir, strings.Repeat("x", 251)+".yaml") // 256 bytes: over NAME_MAX
+	locked := filepath.Join(dir, "locked")
+	if err := os.Mkdir(locked, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ out, want string }{
+		{filepath.Join(file, "o.yaml"), "record: --out " + filepath.Join(file, "o.yaml") + ": " + file + " is not a directory"},
+		{filepath.Join(file, "d", "o.yaml"), "record: --out " + filepath.Join(file, "d", "o.yaml") + ": the directory " + filepath.Join(file, "d") + ": not a directory"},
+		{long, "record: --out " + long + ": cannot create the file: file name too long"},
+	}
+	if os.Geteuid() != 0 { // root writes in a directory without write permission
+		cases = append(cases, struct{ out, want string }{filepath.Join(locked, "o.yaml"),
+			"record: --out " + filepath.Join(locked, "o.yaml") + ": cannot create a file in " + locked + ": permission denied"})
+	}
+	for _, c := range cases {
+		if _, err := New(Options{Upstream: "http://127.0.0.1:1", Out: c.out}); err == nil || err.Error() != c.want {
+			t.Errorf("New(Out %q)\n= %v\nwant %s", c.out, err, c.want)
+		}
+	}
+	// Accepted: a new file (not created by the check) and an existing one (not touched).
+	fresh := filepath.Join(dir, "new.yaml")
+	for _, out := range []string{fresh, file} {
+		if _, err := New(Options{Upstream: "http://127.0.0.1:1", Out: out}); err != nil {
+			t.Fatalf("New(Out %q): %v", out, err)
+		}
+	}
+	for _, d := range []string{dir, locked} {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if want := map[string]string{dir: "file locked", locked: ""}[d]; strings.Join(names, " ") != want {
+			t.Errorf("%s holds %q after the checks, want %q", d, names, want)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "kept" {
+		t.Errorf("an existing --out was changed: %q", b)
+	}
+}

@@ -104,3 +104,22 @@ func TestRecordCommand(t *testing.T) {
 		t.Errorf("file:\n%s", data)
 	}
 }
+
+// An --out the recorder could not write is a usage error found before it
+// listens (exit 2, one line naming the path and the reason), not at the
+// flush that ends the recording; nothing is left in the directory.
+func TestRecordUnwritableOut(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, strings.Repeat("r", 251)+".yaml") // 256 bytes: over NAME_MAX
+	var stdout, stderr lockedBuffer
+	stop := make(chan os.Signal, 1)
+	stop <- syscall.SIGTERM // were it to listen, it would stop and flush at once
+	code := recordUntil([]string{"--upstream", "http://127.0.0.1:1", "--out", out, "--port", "0"}, &stdout, &stderr, stop)
+	want := "hermes-emulator record: --out " + out + ": cannot create the file: file name too long\n"
+	if code != 2 || stderr.String() != want || stdout.String() != "" {
+		t.Errorf("exit %d\nstdout %q\nstderr %q\nwant 2, no stdout, %q", code, stdout.String(), stderr.String(), want)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+}

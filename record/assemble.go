@@ -64,6 +64,9 @@ func buildScenarios(logs []*runLog, o buildOptions) []Scenario {
 		if tl.skipped > 0 {
 			s.Comment = append(s.Comment, fmt.Sprintf("%d event frame(s) left out: not scriptable by the events control", tl.skipped))
 		}
+		if l.oversized > 0 {
+			s.Comment = append(s.Comment, fmt.Sprintf("%d SSE event(s) left out: longer than %d bytes", l.oversized, MaxBodyBytes))
+		}
 		if tl.refused > 0 {
 			s.Comment = append(s.Comment, fmt.Sprintf("%d status change(s) left out: the observe control refuses the status", tl.refused))
 		}

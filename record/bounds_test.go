@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -139,5 +140,76 @@ func TestKeptBytesBound(t *testing.T) {
 	data, _ := r.Scenarios()
 	if !strings.Contains(string(data), "# recording stopped: the recorder keeps at most 1048576 bytes of observations\n") {
 		t.Errorf("no comment in %.400s", data)
+	}
+}
+
+// An SSE event longer than MaxBodyBytes, sent as several data lines, crosses
+// whole and is left out whole: its later lines are not learnt as an event of
+// their own (they were: a line past the bound read as the event's end). A
+// WARN names the run, the scenario's comment counts the event, and the file
+// loads.
+func TestOversizedMultiLineEvent(t *testing.T) {
+	frame := func(ts, delta string) string {
+		return `data: {"event": "message.delta", "run_id": "run_big", "timestamp": ` + ts + `, "delta": "` + delta + `"}` + "\n\n"
+	}
+	big := "data: " + strings.Repeat("y", 600<<10) + "\ndata: " + strings.Repeat("z", 600<<10) + "\ndata: more\n" + frame("1700000001.0", "bogus")
+	stream := frame("1700000000.5", "before") + big + frame("1700000002.0", "after") +
+		`data: {"event": "run.completed", "run_id": "run_big", "timestamp": 1700000003.0, "output": "done", "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}` + "\n\n: stream closed\n\n"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		switch req.URL.Path {
+		case "/v1/runs":
+			w.WriteHeader(202)
+			io.WriteString(w, `{"run_id":"run_big","status":"queued","replayed":false}`)
+		case "/v1/runs/run_big/events":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, stream)
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	defer up.Close()
+	var logs strings.Builder
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	r, err := New(Options{Upstream: up.URL, Out: filepath.Join(t.TempDir(), "r.yaml"),
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: noTime}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := httptest.NewServer(r)
+	defer px.Close()
+	send(t, px.URL, "POST", "/v1/runs", `{"input":"go"}`)
+	if a := send(t, px.URL, "GET", "/v1/runs/run_big/events", ""); a.status != 200 || a.body != stream {
+		t.Fatalf("the stream did not cross whole: %d, %d bytes of %d", a.status, len(a.body), len(stream))
+	}
+	// Every frame arrives at once: the admission is placed at the last
+	// frame's time, so the first step is due at once.
+	data, _ := r.Scenarios()
+	if _, perr := scenarios.Parse(data); perr != nil {
+		t.Fatalf("the written file does not load: %s\n%s", perr.Message, data)
+	}
+	want := `  # 1 SSE event(s) left out: longer than 1048576 bytes
+  - name: "rec-001"
+    match: {"input": "^go$"}
+    steps:
+      - after: 0s
+        events:
+          - {"event": "message.delta", "delta": "before"}
+      - after: 1.5s
+        events:
+          - {"event": "message.delta", "delta": "after"}
+      - after: 1s
+        observe: {"status": "completed", "output": "done", "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}
+`
+	if !strings.HasSuffix(string(data), want) {
+		t.Errorf("file:\n%s\nwant it to end with:\n%s", data, want)
+	}
+	if got := logs.String(); got != "level=WARN msg=\"record: SSE event over the bound not recorded\" run=run_big maxBytes=1048576\n" {
+		t.Errorf("log: %q", got)
 	}
 }

@@ -68,17 +68,26 @@ func (t *tee) finish() {
 // frames passes an SSE body through unchanged while splitting it into events
 // (blank-line separated; the data lines joined by "\n"), calling onData with
 // each event's data and the time its last byte arrived. Comments
-// (": keepalive", ": stream closed") carry no data and are skipped. An event
-// longer than MaxBodyBytes is dropped.
+// (": keepalive", ": stream closed") and other fields carry no data and are
+// skipped. An event whose data is longer than MaxBodyBytes is still one event:
+// it is skipped whole at its blank line (onOver, when set, is called once),
+// never cut into frames. What is held stays within MaxBodyBytes plus a line
+// prefix, however long a line or an event is.
 type frames struct {
 	rc     io.ReadCloser
 	now    func() float64
 	onData func(data []byte, at float64)
-	line   []byte   // the current line so far
-	data   [][]byte // the data lines of the current event
-	size   int
-	over   bool
+	onOver func(at float64)
+	line   []byte   // the current line so far: its first lineRoom() bytes
+	n      int      // the current line's length, every byte counted
+	data   [][]byte // the data lines of the current event (none once over)
+	lines  int      // how many data lines the current event has
+	size   int      // the length of the current event's data, joined
+	over   bool     // the current event's data is longer than MaxBodyBytes
 }
+
+// linePad is what a line holds beyond its data: "data: " and a CR.
+const linePad = len("data: \r")
 
 func (f *frames) Read(p []byte) (int, error) {
 	n, err := f.rc.Read(p)
@@ -104,29 +113,51 @@ func (f *frames) feed(p []byte, at float64) {
 	}
 }
 
+// lineRoom is how much of a line is kept: enough for the data the event can
+// still take, and always enough to tell a blank line and a field's name.
+func (f *frames) lineRoom() int {
+	return max(MaxBodyBytes-f.size, 0) + linePad
+}
+
 func (f *frames) grow(b []byte) {
-	if f.size+len(b) > MaxBodyBytes {
-		f.over = true
-	}
-	if !f.over {
-		f.line = append(f.line, b...)
-		f.size += len(b)
+	f.n += len(b)
+	if room := f.lineRoom() - len(f.line); room > 0 {
+		f.line = append(f.line, b[:min(room, len(b))]...)
 	}
 }
 
 // endLine handles one complete line (without its "\n"; a trailing "\r" is
-// removed as SSE allows CRLF).
+// removed as SSE allows CRLF). A line longer than what was kept of it is not
+// blank, and when it is a data line its event is over the bound.
 func (f *frames) endLine(at float64) {
-	line := bytes.TrimSuffix(f.line, []byte{'\r'})
-	f.line = f.line[:0]
+	line, whole := f.line, f.n == len(f.line)
+	f.line, f.n = f.line[:0], 0
+	if whole {
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+	}
 	switch {
-	case len(line) == 0:
-		if len(f.data) > 0 && !f.over {
+	case whole && len(line) == 0:
+		switch {
+		case f.over:
+			if f.onOver != nil {
+				f.onOver(at)
+			}
+		case f.lines > 0:
 			f.onData(bytes.Join(f.data, []byte{'\n'}), at)
 		}
-		f.data, f.size, f.over = nil, 0, false
+		f.data, f.lines, f.size, f.over = nil, 0, 0, false
 	case bytes.HasPrefix(line, []byte("data:")):
 		v := bytes.TrimPrefix(line[5:], []byte{' '})
-		f.data = append(f.data, append([]byte(nil), v...))
+		if f.lines > 0 {
+			f.size++ // the "\n" joining it to the previous line
+		}
+		f.lines++
+		f.size += len(v)
+		if !whole || f.size > MaxBodyBytes {
+			f.over, f.data = true, nil
+		}
+		if !f.over {
+			f.data = append(f.data, bytes.Clone(v))
+		}
 	}
 }

@@ -7,21 +7,31 @@ import (
 )
 
 // The SSE splitter finds each event's data however the bytes are cut, joins
-// multi-line data, accepts CRLF, skips comments and drops an oversized event.
+// multi-line data, accepts CRLF, skips comments, and skips an event whose data
+// is longer than MaxBodyBytes whole — one line or many, never cutting its
+// later lines off as an event of their own — while one of exactly
+// MaxBodyBytes is kept.
 func TestFrames(t *testing.T) {
 	big := strings.Repeat("y", MaxBodyBytes+1)
+	half := strings.Repeat("h", MaxBodyBytes/2)
+	exact := strings.Repeat("e", MaxBodyBytes/2) + "\n" + strings.Repeat("e", MaxBodyBytes/2-1)
 	stream := ": keepalive\n\ndata: {\"a\": 1}\n\ndata: one\r\ndata: two\r\n\r\n" +
-		"data: " + big + "\n\n: stream closed\n\nevent: x\ndata: last\n\n"
-	for _, cut := range []int{1, 3, 7, 4096} {
+		"data: " + big + "\n\n: stream closed\n\n" +
+		"data: " + half + "\ndata: " + half + "\ndata: x\ndata: {\"tail\": 1}\n\n" +
+		"data: " + half + "\r\ndata:" + half + "\r\n: note\r\ndata: {\"tail\": 2}\r\n\r\n" +
+		"data: " + strings.ReplaceAll(exact, "\n", "\r\ndata: ") + "\r\n\r\n" +
+		"event: x\ndata: last\n\n"
+	for _, cut := range []int{1, 3, 7, 4096, 32 << 10, len(stream)} {
 		var got []string
-		f := &frames{now: func() float64 { return 0 }, onData: func(d []byte, _ float64) { got = append(got, string(d)) }}
+		over := 0
+		f := &frames{now: func() float64 { return 0 }, onData: func(d []byte, _ float64) { got = append(got, string(d)) }, onOver: func(float64) { over++ }}
 		for s := stream; s != ""; {
 			n := min(cut, len(s))
 			f.feed([]byte(s[:n]), 0)
 			s = s[n:]
 		}
-		if strings.Join(got, "|") != `{"a": 1}|one`+"\n"+`two|last` {
-			t.Errorf("cut %d: %q", cut, got)
+		if want := `{"a": 1}|one` + "\n" + `two|` + exact + `|last`; strings.Join(got, "|") != want || over != 3 {
+			t.Errorf("cut %d: %d events over the bound, want 3; got %.200q", cut, over, got)
 		}
 	}
 }

@@ -131,7 +131,9 @@ func (r *Recorder) observeResponse(resp *http.Response) error {
 	ex.at, ex.header = r.now(), resp.Header
 	if ex.route == routeEvents {
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			resp.Body = &frames{rc: resp.Body, now: r.now, onData: func(data []byte, at float64) { r.learnFrame(ex, data, at) }}
+			resp.Body = &frames{rc: resp.Body, now: r.now,
+				onData: func(data []byte, at float64) { r.learnFrame(ex, data, at) },
+				onOver: func(float64) { r.skipFrame(ex) }}
 		}
 		return nil
 	}
@@ -238,6 +240,21 @@ func (r *Recorder) learnFrame(ex *exchange, data []byte, at float64) {
 		return
 	}
 	r.observe(ex.key, observation{kind: obsFrame, at: at, body: v.Obj}, data)
+}
+
+// skipFrame notes an SSE event of a run's stream whose data is longer than
+// MaxBodyBytes: it crossed whole but is not learnt. For a recorded run, a
+// WARN names the run and its scenario's comment counts the event.
+func (r *Recorder) skipFrame(ex *exchange) {
+	r.mu.Lock()
+	l := r.runs[ex.key]
+	if l != nil {
+		l.oversized++
+	}
+	r.mu.Unlock()
+	if l != nil {
+		r.opts.Logger.Warn("record: SSE event over the bound not recorded", "run", l.runID, "maxBytes", MaxBodyBytes)
+	}
 }
 
 // learnCapabilities keeps what a 200 of GET /v1/capabilities says the

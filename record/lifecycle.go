@@ -17,9 +17,9 @@ const (
 	// observations (changed records, answers, steers, stops); later ones are
 	// proxied, not recorded.
 	MaxObservations = 10000
-	// MaxBodyBytes is the most bytes of one request or response body, or of one
-	// SSE frame, the recorder reads along; a longer one is forwarded whole but
-	// not learnt from.
+	// MaxBodyBytes is the most bytes of one request or response body, or of
+	// one SSE event's data (its data lines joined), the recorder reads along; a
+	// longer one is forwarded whole but not learnt from.
 	MaxBodyBytes = 1 << 20
 )
 
@@ -70,6 +70,7 @@ type runLog struct {
 	sessionOther bool
 	obs          []observation
 	full         bool // MaxObservations reached
+	oversized    int  // SSE events longer than MaxBodyBytes, not learnt
 	capped       bool // maxKeptBytes reached (all runs together)
 	// frames and others count the observations kept; lastRecord is the
 	// bytes of the last record kept.

@@ -117,19 +117,23 @@ func match(l *runLog, o buildOptions, firstByInput map[string]string, shared boo
 	switch {
 	case l.sessionOther:
 		comment = append(comment, "never selected: its client sent a session_id that is not a string, and its message is not a text")
-	case o.match == MatchInput:
-		comment = append(comment, "the user message is not a text: matched by admission order")
-	}
-	if l.sessionID != "" {
+	case l.sessionID != "":
 		p := "^" + regexp.QuoteMeta(l.sessionID) + "$"
 		m := &runs.Obj{Keys: []string{"session_id"}, Vals: []runs.Value{runs.StringValue(p)}}
-		if !shared || !l.hasInput {
+		if !shared {
 			comment = append(comment, "matched by the session_id its client sent")
 			return m, comment
 		}
-		// Turns of one conversation: the session_id and the input.
+		// Turns of one conversation: the session_id and the input, so that
+		// each turn selects its own scenario — for a message without text,
+		// the empty text the emulator reads in it (else this scenario would
+		// select every later turn of the conversation).
 		in := inputPattern(l.input, o.redact)
-		comment = append(comment, "matched by the session_id its client sent and its input: other runs have that session_id")
+		if l.hasInput {
+			comment = append(comment, "matched by the session_id its client sent and its input: other runs have that session_id")
+		} else {
+			comment = append(comment, "matched by the session_id its client sent and an empty input (its message has no text): other runs have that session_id")
+		}
 		if first, ok := firstByInput[p+"\x00"+in]; ok {
 			comment = append(comment, "never selected: "+first+" has the same session_id and input and comes first")
 		} else {
@@ -137,6 +141,8 @@ func match(l *runLog, o buildOptions, firstByInput map[string]string, shared boo
 		}
 		m.Set("input", runs.StringValue(in))
 		return m, comment
+	case o.match == MatchInput:
+		comment = append(comment, "the user message is not a text: matched by admission order")
 	}
 	if !l.sessionOther {
 		comment = append(comment, fmt.Sprintf("matched by admission order: run %d of namespace default", l.seq))

@@ -58,9 +58,9 @@ type runLog struct {
 	seq      int     // admission order among recorded runs, from 1
 	runID    string  // the upstream's run id
 	admitted float64 // local time of the 202
-	// input is the user message text of the submission (runs-api §6.1 step 9.4)
-	// when it is a string; hasInput is false for any other message shape or an
-	// unread body.
+	// input is the user message text of the submission (userMessage): what
+	// the replaying emulator's match.input searches; hasInput is false when it
+	// is empty (a message without a text part) or the body was not read.
 	input    string
 	hasInput bool
 	// sessionID is the body's session_id when it is a non-empty string.
@@ -131,9 +131,12 @@ func num(o *runs.Obj, k string) (float64, bool) {
 }
 
 // userMessage is the user message text of a RunCreate body (runs-api §6.1
-// step 9.4 and scenarios §1.2): a string input itself, or the string content of
-// an array input's last element. Any other shape reports false.
-func userMessage(body runs.Value) (string, bool) {
+// step 9.4 and scenarios §1.2) as the replaying emulator's match.input reads
+// it (scenarios.MessageText): a string input itself; for an array input, the
+// content of its last element — a string, or the texts of its content parts
+// joined with "\n". ok is false when that text is empty (no text part, or
+// another shape).
+func userMessage(body runs.Value) (text string, ok bool) {
 	if body.Kind != runs.Object {
 		return "", false
 	}
@@ -146,7 +149,8 @@ func userMessage(body runs.Value) (string, bool) {
 			return "", false
 		}
 		c, _ := in.Arr[len(in.Arr)-1].Obj.Get("content")
-		return c.Str, c.Kind == runs.String && c.Str != ""
+		text = scenarios.MessageText(c)
+		return text, text != ""
 	}
 	return "", false
 }

@@ -119,26 +119,60 @@ func TestCompletedRoundTrip(t *testing.T) {
 	}
 }
 
-// Two turns of one conversation share the session_id their client sends.
-// With --match order each scenario must still select its own turn: the
-// session_id alone would select the first turn's scenario for both.
+// The turns of one conversation share the session_id their client sends,
+// and each scenario must still select its own turn on replay, in every mode:
+// the session_id alone would select the first turn's scenario for all. Their
+// messages may have no plain text: content parts are matched by their texts
+// joined (what the emulator's match.input reads), a message without a text
+// part by the empty text — a first turn without text selected every later
+// turn of the conversation.
 func TestSharedSessionIDRoundTrip(t *testing.T) {
 	turns := []struct{ input, output string }{
-		{`{"input":"first","session_id":"chat-1"}`, "one"},
-		{`{"input":"second","session_id":"chat-1"}`, "two"},
+		{`{"input":[{"role":"user","content":[{"type":"input_text","text":"look"},{"type":"image_url","image_url":{"url":"data:a"}}]}],"session_id":"chat-1"}`, "1"},
+		{`{"input":"second","session_id":"chat-1"}`, "22"},
+		{`{"input":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:b"}}]}],"session_id":"chat-1"}`, "333"},
+		{`{"input":[{"role":"user","content":"the fourth"}],"session_id":"chat-1"}`, "4444"},
 	}
-	r := newRig(t, Options{Match: MatchOrder})
-	for _, c := range turns {
-		id := r.create(c.input)
-		r.observe(id, `{"status":"completed","output":"`+c.output+`"}`)
-		r.poll(id)
-	}
-	replay, data := replayOf(t, r)
-	for _, c := range turns {
-		id := replay.create(c.input)
-		replay.advance(0)
-		if a := replay.do("GET", "/v1/runs/"+id, ""); !strings.Contains(a.body, `"output":"`+c.output+`"`) {
-			t.Errorf("replayed %s: %s\n%s", c.input, a.body, data)
-		}
+	for _, c := range []struct {
+		name  string
+		opts  Options
+		match []string // each scenario's match line
+	}{
+		{"input", Options{}, []string{`{"input": "^look$"}`, `{"input": "^second$"}`,
+			`{"session_id": "^chat-1$", "input": "^$"}`, `{"input": "^the fourth$"}`}},
+		{"order", Options{Match: MatchOrder}, []string{`{"session_id": "^chat-1$", "input": "^look$"}`, `{"session_id": "^chat-1$", "input": "^second$"}`,
+			`{"session_id": "^chat-1$", "input": "^$"}`, `{"session_id": "^chat-1$", "input": "^the fourth$"}`}},
+		{"order redacted", Options{Match: MatchOrder, Redact: true}, []string{`{"session_id": "^chat-1$", "input": "^(?s:.{4})$"}`, `{"session_id": "^chat-1$", "input": "^(?s:.{6})$"}`,
+			`{"session_id": "^chat-1$", "input": "^(?s:.{0})$"}`, `{"session_id": "^chat-1$", "input": "^(?s:.{10})$"}`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, c.opts)
+			for _, turn := range turns {
+				id := r.create(turn.input)
+				r.observe(id, `{"status":"completed","output":"`+turn.output+`"}`)
+				r.poll(id)
+			}
+			replay, data := replayOf(t, r)
+			var got []string
+			for _, line := range strings.Split(string(data), "\n") {
+				if m, ok := strings.CutPrefix(line, "    match: "); ok {
+					got = append(got, m)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(c.match, "\n") {
+				t.Errorf("match lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.match, "\n"))
+			}
+			for i, turn := range turns {
+				out := turn.output
+				if c.opts.Redact {
+					out = strings.Repeat(Placeholder, len(out))
+				}
+				id := replay.create(turn.input)
+				replay.advance(0)
+				if a := replay.do("GET", "/v1/runs/"+id, ""); !strings.Contains(a.body, `"output":"`+out+`"`) {
+					t.Errorf("replayed turn %d: %s\n%s", i+1, a.body, data)
+				}
+			}
+		})
 	}
 }

@@ -39,6 +39,12 @@ func checkOut(out string) error {
 // the check leaves nothing behind. An existing out is not touched: the rename
 // of a flush replaces it whatever its permissions.
 func probeOut(out string) error {
+	if target, err := filepath.EvalSymlinks(out); err == nil {
+		if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
+			return nil // written in place (writeOut): nothing to create
+		}
+		out = target
+	}
 	dir := filepath.Dir(out)
 	tmp, err := os.CreateTemp(dir, tempPattern)
 	if err != nil {
@@ -59,13 +65,28 @@ func probeOut(out string) error {
 }
 
 // writeOut replaces the file out by data atomically: a temporary file in the
-// same directory, renamed to out.
+// same directory, renamed to out. A symbolic link is followed (the link stays,
+// its target is replaced) and an existing file keeps its mode (a new one is
+// 0644). What is not a regular file (/dev/stdout, a pipe) is written in place.
 func writeOut(out string, data []byte) error {
+	mode := fs.FileMode(0o644)
+	if target, err := filepath.EvalSymlinks(out); err == nil {
+		out = target
+		if fi, err := os.Stat(out); err == nil {
+			if !fi.Mode().IsRegular() {
+				return wrapWrite(out, os.WriteFile(out, data, 0o644))
+			}
+			mode = fi.Mode().Perm()
+		}
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), tempPattern)
 	if err != nil {
-		return fmt.Errorf("record: write %s: %w", out, err)
+		return wrapWrite(out, err)
 	}
 	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -74,6 +95,12 @@ func writeOut(out string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+	}
+	return wrapWrite(out, err)
+}
+
+func wrapWrite(out string, err error) error {
+	if err != nil {
 		return fmt.Errorf("record: write %s: %w", out, err)
 	}
 	return nil

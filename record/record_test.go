@@ -280,3 +280,44 @@ func TestNewRefusesUnwritableOut(t *testing.T) {
 		t.Errorf("an existing --out was changed: %q", b)
 	}
 }
+
+// A flush follows a symbolic --out to its target, keeps an existing file's
+// mode and writes what is not a regular file in place: the rename used to
+// replace the link itself (/dev/stdout, as root, became a file) and leave a
+// 0600 file.
+func TestWriteOutKeepsWhatOutIs(t *testing.T) {
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "kept.yaml")
+	if err := os.WriteFile(kept, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeOut(kept, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(kept); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode of a replaced file = %v, want 0640", fi.Mode().Perm())
+	}
+	fresh := filepath.Join(dir, "fresh.yaml")
+	if err := writeOut(fresh, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(fresh); fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode of a new file = %v, want 0644", fi.Mode().Perm())
+	}
+	for _, target := range []string{kept, os.DevNull} {
+		link := filepath.Join(dir, "link.yaml")
+		os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeOut(link, []byte("via the link")); err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("the link to %s was replaced by a file", target)
+		}
+	}
+	if b, _ := os.ReadFile(kept); string(b) != "via the link" {
+		t.Fatalf("the link's target holds %q", b)
+	}
+}

@@ -201,9 +201,14 @@ function listening(child, exited, stderr, timeoutMs) {
   });
 }
 
-/** SIGTERM (graceful: in-flight requests finish, the database closes), SIGKILL after 5 s. */
+/**
+ * SIGTERM (graceful: in-flight requests finish, the database closes), SIGKILL after 5 s. The child was
+ * unref'd once listening; it is ref'd again while close() waits, else a process with nothing else to do
+ * would end once the SIGKILL timer fired, before the "exit" event, and close() would never resolve.
+ */
 async function stop(child, exited) {
   if (child.exitCode === null && child.signalCode === null) {
+    child.ref();
     child.kill("SIGTERM");
     const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
     await exited;

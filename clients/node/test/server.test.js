@@ -185,3 +185,16 @@ test("runs listing, run view and request count", async (t) => {
   assert.equal(await control.count({ operationId: "RunCreate", status: 202 }), 2);
   assert.equal(await control.count({ operationId: "RunGet" }), 0);
 });
+
+test("close() resolves when the binary ignores SIGTERM: SIGKILL after 5 s, and the process waits for it", () => {
+  // A stopped process keeps SIGTERM pending; only the SIGKILL fallback ends it. Nothing else keeps this
+  // process alive meanwhile, so close() must (it once never resolved: exit 13, unsettled top-level await).
+  const script = `import { createServer } from "hermes-emulator";
+    const s = await createServer(); process.kill(s.pid, "SIGSTOP"); console.log(s.pid);
+    await s.close(); console.log("closed");`;
+  const res = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: import.meta.dirname, encoding: "utf8", timeout: 20000 });
+  const [pid, closed] = res.stdout.trim().split("\n");
+  assert.equal(res.status, 0, res.stderr);
+  assert.equal(closed, "closed");
+  assert.equal(alive(Number(pid)), false, `pid ${pid} still running`);
+});

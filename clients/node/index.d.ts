@@ -48,6 +48,7 @@ export interface ServerOptions {
 export interface Server {
   /** Base URL, e.g. "http://127.0.0.1:39781" (no trailing slash). */
   url: string;
+  /** The address it listens on, e.g. "127.0.0.1" or "::1" (an IPv6 literal without the URL's brackets). */
   host: string;
   port: number;
   /** Process id of the binary. */

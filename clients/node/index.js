@@ -156,11 +156,12 @@ export async function createServer(options = {}) {
   child.stderr.unref?.();
 
   const { hostname, port } = new URL(url);
+  const host = hostname.replace(/^\[(.*)\]$/, "$1"); // an IPv6 literal without the URL's brackets: "::1"
   const control = new Control(url, { adminKey: adminKeyOf(options, process.env) });
   let closing;
   return {
     url,
-    host: hostname,
+    host,
     port: Number(port),
     control,
     pid: child.pid,

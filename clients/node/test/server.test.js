@@ -53,6 +53,23 @@ test("an ephemeral loopback port, served until close()", async () => {
   await assert.rejects(fetch(`${server.url}/health`), TypeError);
 });
 
+test("host: \"::1\": host is the address without the URL's brackets", async (t) => {
+  let server;
+  try {
+    server = await createServer({ host: "::1" });
+  } catch (err) {
+    if (/cannot assign requested address|address family not supported/i.test(err.message)) return t.skip("no IPv6 loopback here");
+    throw err;
+  }
+  try {
+    assert.equal(server.host, "::1");
+    assert.equal(server.url, `http://[::1]:${server.port}`);
+    assert.equal((await fetch(`${server.url}/health`)).status, 200);
+  } finally {
+    await server.close();
+  }
+});
+
 test("log: \"json\": the URL comes from the JSON banner line", async () => {
   const server = await createServer({ log: "json" });
   try {

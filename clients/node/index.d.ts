@@ -73,6 +73,11 @@ export class EmulatorError extends Error {}
 
 /** A control answer outside 2xx. */
 export class ControlError extends Error {
+  /**
+   * Reads the envelope of body (admin or Hermes); a body that is not one is the message as it is. For
+   * tests that stand in for the control plane: `new ControlError("POST", path, 404, text)`.
+   */
+  constructor(method: string, path: string, status: number, body: string);
   method: string;
   path: string;
   status: number;

@@ -1,6 +1,6 @@
 // Compiled by `npm run typecheck` (tsc, no emit): the seed README's example written in TypeScript must
 // type-check against index.d.ts and the generated types. Not run by node --test.
-import { createServer, type Run, type RunCreateAccepted, type ScenarioFile } from "hermes-emulator";
+import { createServer, ControlError, type Run, type RunCreateAccepted, type ScenarioFile } from "hermes-emulator";
 
 export async function scriptARun(): Promise<Run> {
   const server = await createServer({ seed: 42 });
@@ -24,6 +24,8 @@ export async function scriptARun(): Promise<Run> {
     (await server.control.scenarios()).scenarios.map((s) => s.name) satisfies string[];
     (await server.control.run(accepted.run_id)).scenario?.due satisfies number | null | undefined;
     await server.control.deleteScenarios();
+    const notFound = '{"error":{"message":"Run not found: x","type":"invalid_request_error","param":null,"code":"run_not_found"}}';
+    new ControlError("GET", "/__admin/hermes/runs/x", 404, notFound).code satisfies string | null;
     return done;
   } finally {
     await server.close();

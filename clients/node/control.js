@@ -170,9 +170,12 @@ export class Control {
     return this.request("POST", "/__admin/faults", rule);
   }
 
-  /** Adds the rules of a named preset (controls §6.4) with optional overrides; returns the stored rules. */
-  async applyPreset(name, overrides = {}) {
-    return (await this.request("POST", `/__admin/faults/presets/${encodeURIComponent(name)}`, overrides)).rules;
+  /**
+   * Adds the rules of a named preset (controls §6.4) with optional overrides; returns the stored rules.
+   * No overrides (undefined or null) sends {}, as Go's ApplyPreset(nil) does: the route refuses null.
+   */
+  async applyPreset(name, overrides) {
+    return (await this.request("POST", `/__admin/faults/presets/${encodeURIComponent(name)}`, overrides ?? {})).rules;
   }
 
   /** Every fault rule of every namespace, with counters (controls §6.3). */

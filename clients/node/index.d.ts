@@ -165,7 +165,8 @@ export class Control {
   };
 
   addFault(rule: FaultRule): Promise<StoredFault | AdminSchema<"PresetApplied">>;
-  applyPreset(name: string, overrides?: Partial<FaultRule>): Promise<StoredFault[]>;
+  /** The stored rules of a preset; overrides replace its fields (none: undefined or null). */
+  applyPreset(name: string, overrides?: Partial<FaultRule> | null): Promise<StoredFault[]>;
   faults(): Promise<StoredFault[]>;
   deleteFaults(id?: string): Promise<void>;
 

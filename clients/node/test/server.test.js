@@ -215,3 +215,18 @@ test("close() resolves when the binary ignores SIGTERM: SIGKILL after 5 s, and t
   assert.equal(closed, "closed");
   assert.equal(alive(Number(pid)), false, `pid ${pid} still running`);
 });
+
+test("applyPreset without overrides — none, undefined or null — sends {}, as the Go and Python clients do", async (t) => {
+  const server = await createServer();
+  t.after(() => server.close());
+  const { control } = server;
+  for (const overrides of [[], [undefined], [null]]) {
+    const [rule] = await control.applyPreset("hermes_poll_timeout", ...overrides);
+    assert.deepEqual(rule, { namespace: "default", operationId: "RunGet", count: 1, delayMs: 1000, preset: "hermes_poll_timeout", id: "hermes_poll_timeout" });
+  }
+  assert.equal((await control.applyPreset("hermes_poll_timeout", { count: 3 }))[0].count, 3);
+  await assert.rejects(control.request("POST", "/__admin/faults/presets/hermes_poll_timeout", null), {
+    status: 400,
+    message: "control: POST /__admin/faults/presets/hermes_poll_timeout: 400 preset overrides must be an object",
+  });
+});

@@ -188,9 +188,12 @@ export class Control {
     await this.request("DELETE", `/__admin/faults${id === undefined ? "" : `?id=${encodeURIComponent(id)}`}`);
   }
 
-  /** One page of this namespace's journal (controls §7): { size, requests, next }. */
-  requests(query = {}) {
-    return this.request("GET", `/__admin/requests${queryString(query)}`);
+  /**
+   * One page of this namespace's journal (controls §7): { size, requests, next }; every namespace's with
+   * { all: true } (or all: 1, the route's all=1), as clearRequests and reset take it.
+   */
+  requests({ all, ...query } = {}) {
+    return this.request("GET", `/__admin/requests${queryString({ ...query, all: all ? 1 : undefined })}`);
   }
 
   /** How many journal entries match filter (method, operationId, pathPrefix, status, namespace). */

@@ -170,8 +170,8 @@ export class Control {
   faults(): Promise<StoredFault[]>;
   deleteFaults(id?: string): Promise<void>;
 
-  /** One page of this namespace's journal (oldest first); `next` continues it. */
-  requests(query?: { since?: number | string; status?: number; limit?: number; operationId?: string; cursor?: string; all?: 1 }): Promise<JournalPage>;
+  /** One page of this namespace's journal (oldest first; every namespace's with `all`); `next` continues it. */
+  requests(query?: { since?: number | string; status?: number; limit?: number; operationId?: string; cursor?: string; all?: boolean | 1 }): Promise<JournalPage>;
   /** How many journal entries match (WireMock-style verification). */
   count(filter?: CountFilter): Promise<number>;
   clearRequests(options?: { all?: boolean }): Promise<void>;

@@ -230,3 +230,17 @@ test("applyPreset without overrides — none, undefined or null — sends {}, as
     message: "control: POST /__admin/faults/presets/hermes_poll_timeout: 400 preset overrides must be an object",
   });
 });
+
+test("requests({ all: true }) pages every namespace's journal, as clearRequests({ all: true }) clears it", async (t) => {
+  const server = await createServer();
+  t.after(() => server.close());
+  await fetch(`${server.url}/ns/j1/v1/runs/x`);
+  await fetch(`${server.url}/ns/j2/v1/runs/y`);
+  const paths = async (query) => (await server.control.in("j1").requests(query)).requests.map((e) => `${e.namespace} ${e.path}`);
+  assert.deepEqual(await paths(), ["j1 /v1/runs/x"]);
+  assert.deepEqual(await paths({ all: false }), ["j1 /v1/runs/x"]);
+  assert.deepEqual(await paths({ all: true }), ["j1 /v1/runs/x", "j2 /v1/runs/y"]);
+  assert.deepEqual(await paths({ all: 1, operationId: "RunGet", limit: 1 }), ["j2 /v1/runs/y"]);
+  await server.control.clearRequests({ all: true });
+  assert.deepEqual(await paths({ all: true }), []);
+});

@@ -36,12 +36,14 @@ export class ControlError extends Error {
 export class Control {
   /**
    * @param {string} baseURL e.g. "http://127.0.0.1:8827"
-   * @param {{ namespace?: string, adminKey?: string }} [options]
+   * @param {{ namespace?: string, adminKey?: string, timeoutMs?: number }} [options] timeoutMs: how long
+   *   one control call may take, answer included (default 30000, as the Python client; 0 = no limit)
    */
   constructor(baseURL, options = {}) {
     this.baseURL = baseURL.replace(/\/$/, "");
     this.namespace = options.namespace;
     this.adminKey = options.adminKey;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
     const post = (body) => this.request("POST", "/__admin/clock", body);
     this.clock = {
       get: () => this.request("GET", "/__admin/clock"),
@@ -56,11 +58,13 @@ export class Control {
 
   /** @param {string} namespace */
   in(namespace) {
-    return new Control(this.baseURL, { namespace, adminKey: this.adminKey });
+    return new Control(this.baseURL, { namespace, adminKey: this.adminKey, timeoutMs: this.timeoutMs });
   }
 
   /**
-   * Sends one control request and returns the decoded 2xx answer; throws ControlError otherwise.
+   * Sends one control request and returns the decoded 2xx answer; throws ControlError otherwise, and an
+   * Error named "TimeoutError" when no whole answer came within timeoutMs (a stopped or wedged emulator
+   * would otherwise hold the call for undici's 300 s).
    * @param {string} method
    * @param {string} path starting with /__admin
    * @param {unknown} [body] JSON-encoded when given
@@ -70,12 +74,21 @@ export class Control {
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.namespace) headers["x-mockingbird-namespace"] = this.namespace;
     if (this.adminKey) headers["x-mockingbird-admin-key"] = this.adminKey;
-    const res = await fetch(this.baseURL + path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
+    let res, text;
+    try {
+      res = await fetch(this.baseURL + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: this.timeoutMs > 0 ? AbortSignal.timeout(this.timeoutMs) : undefined,
+      });
+      text = await res.text();
+    } catch (err) {
+      if (err?.name !== "TimeoutError") throw err;
+      const timeout = new Error(`control: ${method} ${path}: no answer within ${this.timeoutMs} ms`, { cause: err });
+      timeout.name = "TimeoutError";
+      throw timeout;
+    }
     if (!res.ok) throw new ControlError(method, path, res.status, text);
     const type = res.headers.get("content-type") ?? "";
     return type.startsWith("application/json") ? JSON.parse(text) : text;

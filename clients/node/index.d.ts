@@ -122,10 +122,13 @@ export type CountFilter = AdminSchema<"CountFilter">;
 
 /** The control plane of one emulator, in one namespace (controls.md). */
 export class Control {
-  constructor(baseURL: string, options?: { namespace?: string; adminKey?: string });
+  /** timeoutMs: how long one call may take, answer included; default 30000, 0 = no limit. */
+  constructor(baseURL: string, options?: { namespace?: string; adminKey?: string; timeoutMs?: number });
   readonly baseURL: string;
   readonly namespace: string | undefined;
   readonly adminKey: string | undefined;
+  /** Past it a call rejects with an Error named "TimeoutError"; `in()` keeps it. */
+  readonly timeoutMs: number;
   /** A Control acting in another namespace. */
   in(namespace: string): Control;
   /** Any control request; the decoded 2xx answer, else throws ControlError. */

@@ -5,7 +5,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer, findBinary, serveArgs, ControlError, EmulatorError } from "hermes-emulator";
+import { createServer as createNetServer } from "node:net";
+import { createServer, findBinary, serveArgs, Control, ControlError, EmulatorError } from "hermes-emulator";
 
 const alive = (pid) => {
   try {
@@ -243,4 +244,28 @@ test("requests({ all: true }) pages every namespace's journal, as clearRequests(
   assert.deepEqual(await paths({ all: 1, operationId: "RunGet", limit: 1 }), ["j2 /v1/runs/y"]);
   await server.control.clearRequests({ all: true });
   assert.deepEqual(await paths({ all: true }), []);
+});
+
+test("a control call to an emulator that does not answer rejects after timeoutMs (default 30 s), naming the call", async (t) => {
+  const sockets = [];
+  const silent = createNetServer((socket) => sockets.push(socket)); // accepts, reads, never answers
+  await new Promise((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+  });
+  const url = `http://127.0.0.1:${silent.address().port}`;
+  assert.equal(new Control(url).timeoutMs, 30000);
+  const control = new Control(url, { timeoutMs: 300 }).in("slow");
+  assert.equal(control.timeoutMs, 300, "in() keeps it");
+  let timer;
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, 5000, "still waiting after 5 s")));
+  try {
+    await Promise.race([
+      assert.rejects(control.clock.get(), { name: "TimeoutError", message: "control: GET /__admin/clock: no answer within 300 ms" }),
+      late.then((v) => assert.fail(v)),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 });

@@ -2,7 +2,7 @@
 // through control.putScenarios, fired deterministically by advancing a frozen clock through control.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, ControlError, EmulatorError } from "hermes-emulator";
@@ -93,8 +93,10 @@ test("an invalid set is refused with the path of the bad field, and changes noth
   assert.deepEqual(await server.control.scenarios(), good);
 });
 
-test("an invalid scenario file: createServer rejects with the file and the first bad field", async () => {
-  const file = join(mkdtempSync(join(tmpdir(), "hermes-scen-")), "bad.yaml");
+test("an invalid scenario file: createServer rejects with the file and the first bad field", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "hermes-scen-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, "bad.yaml");
   writeFileSync(file, "scenarios:\n  - name: x\n    steps:\n      - after: 1s\n        observe: {status: running, output: no}\n");
   await assert.rejects(createServer({ scenarios: file }), (err) => {
     assert.ok(err instanceof EmulatorError);

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, chmodSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer as createNetServer } from "node:net";
@@ -17,8 +17,9 @@ const alive = (pid) => {
   }
 };
 
-test("findBinary: HERMES_EMULATOR_BIN, else PATH, else an error saying how to get one", () => {
+test("findBinary: HERMES_EMULATOR_BIN, else PATH, else an error saying how to get one", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "hermes-bin-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const fake = join(dir, "hermes-emulator");
   writeFileSync(fake, "#!/bin/sh\n");
   chmodSync(fake, 0o755);

@@ -116,6 +116,10 @@ func TestValidatorMessages(t *testing.T) {
 		{"POST", "/__admin/faults", `{"status":500,"operationId":"Nope"}`, "fault field operationId is not an operation of openapi.yaml"},
 		{"GET", "/__admin/hermes/runs?status=bogus", ``, "status: expected a run status"},
 		{"GET", "/__admin/hermes/runs?limit=1e3", ``, "limit: expected a count from 1 to 1000"},
+		// all=true read as absent: one namespace, silently (the clients sent it).
+		{"GET", "/__admin/requests?all=true", ``, "all: expected 1 or 0"},
+		{"POST", "/__admin/reset?all=yes", ``, "all: expected 1 or 0"},
+		{"DELETE", "/__admin/requests?all=", ``, "all: expected 1 or 0"},
 		{"POST", "/__admin/clock", `[1]`, "expected a JSON object"},
 		{"PUT", "/__admin/credentials", `{"credentials":{},"` + strings.Repeat("x", 5000) + `":1}`, "unknown field " + strings.Repeat("x", runs.EchoLimit)},
 	} {

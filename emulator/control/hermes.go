@@ -118,7 +118,7 @@ func (c *Client) Draining(ctx context.Context) (bool, error) {
 func (c *Client) Reset(ctx context.Context, all bool) ([]string, error) {
 	p := &genadmin.ResetParams{}
 	if all {
-		one := "1"
+		one := genadmin.ResetParamsAllN1
 		p.All = &one
 	}
 	var out genadmin.ResetResult

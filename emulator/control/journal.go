@@ -39,7 +39,8 @@ func (c *Client) Requests(ctx context.Context, q RequestsQuery) (genadmin.Journa
 	}
 	set(&p.Cursor, q.Cursor)
 	if q.All {
-		set(&p.All, "1")
+		one := genadmin.RequestsListParamsAllN1
+		p.All = &one
 	}
 	var out genadmin.JournalPage
 	resp, err := c.api.RequestsList(ctx, p)

@@ -888,7 +888,7 @@ func (w *ServerInterfaceWrapper) RequestsClear(ctx echo.Context) error {
 	// hermes-emulator: a string query parameter is its first value, as sent; the handler and the
 	// request validator (package admin) check it, so the wrapper never answers 400.
 	if values, found := ctx.QueryParams()["all"]; found {
-		value := All(values[0])
+		value := RequestsClearParamsAll(values[0])
 		params.All = &value
 	}
 
@@ -962,7 +962,7 @@ func (w *ServerInterfaceWrapper) RequestsList(ctx echo.Context) error {
 	// hermes-emulator: a string query parameter is its first value, as sent; the handler and the
 	// request validator (package admin) check it, so the wrapper never answers 400.
 	if values, found := ctx.QueryParams()["all"]; found {
-		value := All(values[0])
+		value := RequestsListParamsAll(values[0])
 		params.All = &value
 	}
 
@@ -1011,7 +1011,7 @@ func (w *ServerInterfaceWrapper) Reset(ctx echo.Context) error {
 	// hermes-emulator: a string query parameter is its first value, as sent; the handler and the
 	// request validator (package admin) check it, so the wrapper never answers 400.
 	if values, found := ctx.QueryParams()["all"]; found {
-		value := All(values[0])
+		value := ResetParamsAll(values[0])
 		params.All = &value
 	}
 
@@ -1118,7 +1118,7 @@ func (w *ServerInterfaceWrapper) StreamGet(ctx echo.Context) error {
 	// hermes-emulator: a string query parameter is its first value, as sent; the handler and the
 	// request validator (package admin) check it, so the wrapper never answers 400.
 	if values, found := ctx.QueryParams()["all"]; found {
-		value := All(values[0])
+		value := StreamGetParamsAll(values[0])
 		params.All = &value
 	}
 

@@ -343,6 +343,24 @@ func (e StatusOKStatus) Valid() bool {
 	}
 }
 
+// Defines values for All.
+const (
+	AllN0 All = "0"
+	AllN1 All = "1"
+)
+
+// Valid indicates whether the value is a known member of the All enum.
+func (e All) Valid() bool {
+	switch e {
+	case AllN0:
+		return true
+	case AllN1:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HermesRestartJSONBodyOwner.
 const (
 	HermesRestartJSONBodyOwnerAlive HermesRestartJSONBodyOwner = "alive"
@@ -391,6 +409,78 @@ func (e HermesRunsListParamsStatus) Valid() bool {
 	case HermesRunsListParamsStatusStopping:
 		return true
 	case HermesRunsListParamsStatusWaitingForApproval:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RequestsClearParamsAll.
+const (
+	RequestsClearParamsAllN0 RequestsClearParamsAll = "0"
+	RequestsClearParamsAllN1 RequestsClearParamsAll = "1"
+)
+
+// Valid indicates whether the value is a known member of the RequestsClearParamsAll enum.
+func (e RequestsClearParamsAll) Valid() bool {
+	switch e {
+	case RequestsClearParamsAllN0:
+		return true
+	case RequestsClearParamsAllN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RequestsListParamsAll.
+const (
+	RequestsListParamsAllN0 RequestsListParamsAll = "0"
+	RequestsListParamsAllN1 RequestsListParamsAll = "1"
+)
+
+// Valid indicates whether the value is a known member of the RequestsListParamsAll enum.
+func (e RequestsListParamsAll) Valid() bool {
+	switch e {
+	case RequestsListParamsAllN0:
+		return true
+	case RequestsListParamsAllN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResetParamsAll.
+const (
+	ResetParamsAllN0 ResetParamsAll = "0"
+	ResetParamsAllN1 ResetParamsAll = "1"
+)
+
+// Valid indicates whether the value is a known member of the ResetParamsAll enum.
+func (e ResetParamsAll) Valid() bool {
+	switch e {
+	case ResetParamsAllN0:
+		return true
+	case ResetParamsAllN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamGetParamsAll.
+const (
+	StreamGetParamsAllN0 StreamGetParamsAll = "0"
+	StreamGetParamsAllN1 StreamGetParamsAll = "1"
+)
+
+// Valid indicates whether the value is a known member of the StreamGetParamsAll enum.
+func (e StreamGetParamsAll) Valid() bool {
+	switch e {
+	case StreamGetParamsAllN0:
+		return true
+	case StreamGetParamsAllN1:
 		return true
 	default:
 		return false
@@ -948,7 +1038,7 @@ type Timeline struct {
 }
 
 // All defines model for All.
-type All = string
+type All string
 
 // BranchName defines model for BranchName.
 type BranchName = string
@@ -1215,12 +1305,15 @@ type AdminContractParams struct {
 
 // RequestsClearParams defines parameters for RequestsClear.
 type RequestsClearParams struct {
-	// All `1` = every namespace.
-	All *All `form:"all,omitempty" json:"all,omitempty"`
+	// All `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused.
+	All *RequestsClearParamsAll `form:"all,omitempty" json:"all,omitempty"`
 
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
 	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
 }
+
+// RequestsClearParamsAll defines parameters for RequestsClear.
+type RequestsClearParamsAll string
 
 // RequestsListParams defines parameters for RequestsList.
 type RequestsListParams struct {
@@ -1239,12 +1332,15 @@ type RequestsListParams struct {
 	// OperationId Exact match (unmatched entries never match).
 	OperationId *string `form:"operationId,omitempty" json:"operationId,omitempty"`
 
-	// All `1` = every namespace.
-	All *All `form:"all,omitempty" json:"all,omitempty"`
+	// All `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused.
+	All *RequestsListParamsAll `form:"all,omitempty" json:"all,omitempty"`
 
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
 	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
 }
+
+// RequestsListParamsAll defines parameters for RequestsList.
+type RequestsListParamsAll string
 
 // RequestsCountParams defines parameters for RequestsCount.
 type RequestsCountParams struct {
@@ -1254,12 +1350,15 @@ type RequestsCountParams struct {
 
 // ResetParams defines parameters for Reset.
 type ResetParams struct {
-	// All `1` = every namespace.
-	All *All `form:"all,omitempty" json:"all,omitempty"`
+	// All `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused.
+	All *ResetParamsAll `form:"all,omitempty" json:"all,omitempty"`
 
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
 	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
 }
+
+// ResetParamsAll defines parameters for Reset.
+type ResetParamsAll string
 
 // SnapshotCreateParams defines parameters for SnapshotCreate.
 type SnapshotCreateParams struct {
@@ -1281,12 +1380,15 @@ type SnapshotRestoreParams struct {
 
 // StreamGetParams defines parameters for StreamGet.
 type StreamGetParams struct {
-	// All `1` = every namespace.
-	All *All `form:"all,omitempty" json:"all,omitempty"`
+	// All `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused.
+	All *StreamGetParamsAll `form:"all,omitempty" json:"all,omitempty"`
 
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).
 	Namespace *NamespaceQuery `form:"namespace,omitempty" json:"namespace,omitempty"`
 }
+
+// StreamGetParamsAll defines parameters for StreamGet.
+type StreamGetParamsAll string
 
 // StreamGet503JSONResponseBody defines parameters for StreamGet.
 type StreamGet503JSONResponseBody struct {

@@ -1277,8 +1277,8 @@ export interface components {
     parameters: {
         /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
         NamespaceQuery: string;
-        /** @description `1` = every namespace. */
-        All: string;
+        /** @description `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused. */
+        All: "0" | "1";
         /** @description Branch name, ^[A-Za-z0-9_.-]{1,64}$. */
         BranchName: string;
         /** @description Snapshot id, snap_<n>. */
@@ -1398,7 +1398,7 @@ export interface operations {
             query?: {
                 /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
                 namespace?: components["parameters"]["NamespaceQuery"];
-                /** @description `1` = every namespace. */
+                /** @description `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused. */
                 all?: components["parameters"]["All"];
             };
             header?: never;
@@ -1645,7 +1645,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Exact match (unmatched entries never match). */
                 operationId?: string;
-                /** @description `1` = every namespace. */
+                /** @description `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused. */
                 all?: components["parameters"]["All"];
             };
             header?: never;
@@ -1674,7 +1674,7 @@ export interface operations {
             query?: {
                 /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
                 namespace?: components["parameters"]["NamespaceQuery"];
-                /** @description `1` = every namespace. */
+                /** @description `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused. */
                 all?: components["parameters"]["All"];
             };
             header?: never;
@@ -2502,7 +2502,7 @@ export interface operations {
             query?: {
                 /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
                 namespace?: components["parameters"]["NamespaceQuery"];
-                /** @description `1` = every namespace. */
+                /** @description `1` = every namespace; `0` (or no `all`) = the admin namespace. Any other value is refused. */
                 all?: components["parameters"]["All"];
             };
             header?: never;

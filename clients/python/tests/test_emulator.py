@@ -47,6 +47,23 @@ def test_ephemeral_port_until_close():
         urllib.request.urlopen(emu.url + "/health", timeout=2)
 
 
+def open_fds():
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_close_leaves_no_file_descriptor_open():
+    # close() (also after a failed start) closes the pipes of the binary's stdout and stderr: they
+    # stayed open as long as the HermesEmulator object lived (a ResourceWarning when it went).
+    before = open_fds()
+    emu = HermesEmulator().start()
+    emu.close()
+    with pytest.raises(EmulatorError):
+        HermesEmulator(args=["--no-such-flag"]).start()
+    assert open_fds() - before == set()
+    assert emu.pid is not None  # the object is still alive: nothing was closed by its collection
+
+
 def test_json_log_banner():
     # --log json prints the banner as a JSON line: the URL ends at its closing quote.
     with HermesEmulator(log="json") as emu:

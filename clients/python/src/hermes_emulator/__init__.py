@@ -166,6 +166,7 @@ class HermesEmulator:
         self._args = serve_args(**options)
         self._proc: Optional[subprocess.Popen] = None
         self._stderr: "collections.deque[str]" = collections.deque(maxlen=50)
+        self._readers: "list[threading.Thread]" = []
         self.url = ""
         self.host = ""
         self.port = 0
@@ -197,8 +198,12 @@ class HermesEmulator:
         self._proc = proc
         _track(proc)
         lines: "queue.Queue[Optional[str]]" = queue.Queue()
-        threading.Thread(target=self._pump, args=(proc.stdout, lines), daemon=True).start()
-        threading.Thread(target=self._drain_stderr, args=(proc.stderr,), daemon=True).start()
+        self._readers = [
+            threading.Thread(target=self._pump, args=(proc.stdout, lines), daemon=True),
+            threading.Thread(target=self._drain_stderr, args=(proc.stderr,), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
         try:
             self.url = self._await_banner(lines)
         except BaseException:
@@ -244,7 +249,8 @@ class HermesEmulator:
                 sys.stderr.write(line)
 
     def close(self, graceful: bool = True) -> None:
-        """Stops the binary: SIGTERM (graceful shutdown), SIGKILL after 5 s. Idempotent."""
+        """Stops the binary: SIGTERM (graceful shutdown), SIGKILL after 5 s; then closes its output
+        pipes, so no file descriptor outlives it. Idempotent."""
         proc = self._proc
         if proc is None:
             return
@@ -259,6 +265,13 @@ class HermesEmulator:
                 proc.kill()
             proc.wait()
         _untrack(proc)
+        # The readers end at EOF, which the exit brings. A pipe is closed only once its reader is done
+        # (closing it under a reader blocks on its lock); one held open by a process the binary started
+        # stays with its reader, which is a daemon thread.
+        for reader, stream in zip(self._readers, (proc.stdout, proc.stderr)):
+            reader.join(1)
+            if not reader.is_alive() and stream is not None:
+                stream.close()
 
     def post(self, path: str, body: Any = None, headers: Optional[dict] = None) -> Any:
         """POSTs JSON to the emulator (path like "/v1/runs") and returns the decoded answer.

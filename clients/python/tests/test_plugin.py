@@ -91,6 +91,23 @@ def test_time_travel_metrics_and_the_rest_of_the_control_plane(hermes_emulator):
     assert control.count(operationId="RunCreate") == 0
 
 
+def test_query_parameters_none_true_and_false(hermes_emulator):
+    """runs() and requests() leave a None parameter out and send True as 1, as the Go client does:
+    status=None was sent as "None" (400) and all=True as "True", which the server reads as off."""
+    control = hermes_emulator.control
+    run_id = hermes_emulator.post("/v1/runs", {"input": "x"})["run_id"]
+    other = control.in_namespace(hermes_emulator.namespace + ".other")
+    hermes_emulator.post("/v1/runs", {"input": "y"}, headers={"x-mockingbird-namespace": other.namespace})
+    try:
+        assert [r["run_id"] for r in control.runs(status=None, limit=None, cursor=None)["runs"]] == [run_id]
+        assert len(control.requests(status=None, operationId="RunCreate")) == 1
+        assert len(control.requests(operationId="RunCreate", all=False)) == 1
+        every = control.requests(operationId="RunCreate", all=True)
+        assert {e["namespace"] for e in every} >= {hermes_emulator.namespace, other.namespace}
+    finally:
+        other.reset()
+
+
 clock_seen = {}
 
 

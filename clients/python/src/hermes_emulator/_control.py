@@ -42,6 +42,15 @@ def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] =
     return json.loads(text) if ctype.startswith("application/json") else text
 
 
+def _query(query: dict) -> str:
+    """"?k=v&…" for query, "" when empty. None leaves a parameter out and so does False; True is "1",
+    the only value the server reads as on (all=1). As the Go client's zero fields; str(True) or
+    str(None) would send "True" (read as off, silently) or "None" (a 400)."""
+    kept = {k: "1" if v is True else v for k, v in query.items() if v is not None and v is not False}
+    q = urllib.parse.urlencode(kept)
+    return "?" + q if q else ""
+
+
 class Control:
     """The control plane of one emulator, acting in one namespace (None = "default")."""
 
@@ -99,9 +108,9 @@ class Control:
         return self.request("GET", "/__admin/hermes/drain")["draining"]
 
     def runs(self, **query: Any) -> dict:
-        """The namespace's runs, newest first: {"runs": [...], "next": cursor} (status=, limit=, cursor=)."""
-        q = urllib.parse.urlencode(query)
-        return self.request("GET", "/__admin/hermes/runs" + ("?" + q if q else ""))
+        """The namespace's runs, newest first: {"runs": [...], "next": cursor} (status=, limit=, cursor=;
+        None leaves one out)."""
+        return self.request("GET", "/__admin/hermes/runs" + _query(query))
 
     def run(self, run_id: str) -> dict:
         """One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport."""
@@ -155,9 +164,9 @@ class Control:
 
     def requests(self, **query: Any) -> list:
         """One page (default 1000) of this namespace's journal entries, oldest first; query as
-        GET /__admin/requests (status=, operationId=, limit=, cursor=, …)."""
-        q = urllib.parse.urlencode(query)
-        return self.request("GET", "/__admin/requests" + ("?" + q if q else ""))["requests"]
+        GET /__admin/requests (status=, operationId=, limit=, cursor=, all=True for every namespace, …;
+        None leaves one out)."""
+        return self.request("GET", "/__admin/requests" + _query(query))["requests"]
 
     def count(self, **filter: Any) -> int:
         """How many journal entries match (method=, operationId=, pathPrefix=, status=, namespace=)."""

@@ -37,7 +37,7 @@ def test_lost_response_and_keyed_retry(hermes_emulator):
     status, headers, replay = call("POST", url, body, key)
     assert (status, headers["Idempotency-Replayed"], replay["replayed"], replay["status"]) == (202, "true", True, "queued")
 
-    journal = hermes_emulator.control.requests(operationId="RunCreate")
+    journal = hermes_emulator.control.requests(operationId="RunCreate")["requests"]
     assert [(e["status"], e["ids"]["runId"], e.get("faultId")) for e in journal] == [
         (0, replay["run_id"], "hermes_submit_accepted_drop"),
         (202, replay["run_id"], None),
@@ -100,12 +100,24 @@ def test_query_parameters_none_true_and_false(hermes_emulator):
     hermes_emulator.post("/v1/runs", {"input": "y"}, headers={"x-mockingbird-namespace": other.namespace})
     try:
         assert [r["run_id"] for r in control.runs(status=None, limit=None, cursor=None)["runs"]] == [run_id]
-        assert len(control.requests(status=None, operationId="RunCreate")) == 1
-        assert len(control.requests(operationId="RunCreate", all=False)) == 1
-        every = control.requests(operationId="RunCreate", all=True)
+        assert len(control.requests(status=None, operationId="RunCreate")["requests"]) == 1
+        assert len(control.requests(operationId="RunCreate", all=False)["requests"]) == 1
+        every = control.requests(operationId="RunCreate", all=True)["requests"]
         assert {e["namespace"] for e in every} >= {hermes_emulator.namespace, other.namespace}
     finally:
         other.reset()
+
+
+def test_requests_returns_the_page_with_its_cursor(hermes_emulator):
+    """requests() answers the page, as Node's and Go's do: its "next" is the only way to the older
+    entries (it returned the bare list, so cursor= could never be given)."""
+    control = hermes_emulator.control
+    ids = [hermes_emulator.post("/v1/runs", {"input": str(i)})["run_id"] for i in range(3)]
+    page = control.requests(operationId="RunCreate", limit=2)
+    assert [e["ids"]["runId"] for e in page["requests"]] == ids[1:]
+    older = control.requests(operationId="RunCreate", limit=2, cursor=page["next"])
+    assert [e["ids"]["runId"] for e in older["requests"]] == ids[:1]
+    assert "next" not in older
 
 
 clock_seen = {}

@@ -162,11 +162,12 @@ class Control:
         """Removes the rule with that id, or every rule of every namespace without one."""
         self.request("DELETE", "/__admin/faults" + ("" if id is None else "?id=" + urllib.parse.quote(id, safe="")))
 
-    def requests(self, **query: Any) -> list:
-        """One page (default 1000) of this namespace's journal entries, oldest first; query as
-        GET /__admin/requests (status=, operationId=, limit=, cursor=, all=True for every namespace, …;
-        None leaves one out)."""
-        return self.request("GET", "/__admin/requests" + _query(query))["requests"]
+    def requests(self, **query: Any) -> dict:
+        """One page of this namespace's journal, {"size": n, "requests": [...], "next": cursor}: at most
+        limit= (default 1000) entries, the newest that match, oldest first; "next" (absent on the last
+        page) is the cursor= of the page of older ones. Query as GET /__admin/requests (status=,
+        operationId=, limit=, cursor=, since=, all=True for every namespace; None leaves one out)."""
+        return self.request("GET", "/__admin/requests" + _query(query))
 
     def count(self, **filter: Any) -> int:
         """How many journal entries match (method=, operationId=, pathPrefix=, status=, namespace=)."""

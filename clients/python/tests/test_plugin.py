@@ -67,6 +67,18 @@ def test_no_rules_or_runs_left_over(hermes_emulator):
     assert (status, body["error"]["code"]) == (404, "run_not_found")
 
 
+def test_rules_a_test_adds_for_every_namespace_or_another(hermes_emulator):
+    # The next test must not meet them: this "*" rule would answer its next 100 submissions 429.
+    hermes_emulator.control.apply_preset("hermes_throttled", namespace="*", count=100)
+    hermes_emulator.control.in_namespace("elsewhere").add_fault({"id": "elsewhere", "operationId": "RunGet", "status": 500})
+    assert sorted(r["namespace"] for r in hermes_emulator.control.faults()) == ["*", "elsewhere"]
+
+
+def test_finds_no_rule_of_the_previous_test(hermes_emulator):
+    assert hermes_emulator.control.faults() == []
+    assert hermes_emulator.post("/v1/runs", {"input": "x"})["status"] == "started"
+
+
 def test_time_travel_metrics_and_the_rest_of_the_control_plane(hermes_emulator):
     """The controls the Node client has too: checkpoint/checkout, metrics, journal clearing, namespaces, drain."""
     control = hermes_emulator.control

@@ -80,16 +80,20 @@ def hermes_emulator(hermes_emulator_server: HermesEmulator, request: pytest.Fixt
     """A fresh namespace of the session's emulator for this test.
 
     When the test ends, the namespace is reset (its runs, keys and timeline go, so a long session holds
-    only the current test's state), its fault rules are deleted, and the server's one clock is put back
+    only the current test's state), its fault rules are deleted (and every rule the test added, for
+    whatever namespace, "*" included), and the server's one clock is put back
     as the test found it (frozen at the same instant, or running with the same offset), so a test that
     freezes or moves it does not stop the next test's scenario-driven runs. The emulator keeps at most
     --max-namespaces (default 10000) namespaces, so one session runs at most that many such tests.
     """
     ns = Namespace(hermes_emulator_server, namespace_for(request.node.name))
     clock = ns.control.clock()
+    rules_before = {rule["id"] for rule in ns.control.faults()}
     yield ns
+    # Fault rules are the server's: a rule the test added for every namespace ("*") or another one
+    # would fire in the tests after it. Those it found stay, unless they are its namespace's.
     for rule in ns.control.faults():
-        if rule.get("namespace") == ns.namespace:
+        if rule.get("namespace") == ns.namespace or rule["id"] not in rules_before:
             ns.control.delete_faults(rule["id"])
     ns.control.reset()
     restore_clock(ns.control, clock)

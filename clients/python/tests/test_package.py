@@ -26,11 +26,49 @@ def test_the_wheel_carries_py_typed(tmp_path):
     type hints ("module is installed, but missing library stubs or py.typed marker")."""
     src = tmp_path / "src"  # a copy: an in-tree build leaves build/ and *.egg-info behind
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info", "tests"))
-    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                          "-w", str(tmp_path / "dist"), str(src)],
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                          "--no-index", "-w", str(tmp_path / "dist"), str(src)],
                          capture_output=True, text=True, timeout=120, env={**os.environ, "PIP_NO_INPUT": "1"})
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     [wheel] = (tmp_path / "dist").glob("hermes_emulator-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "hermes_emulator/py.typed" in names
     assert "hermes_emulator/pytest_plugin.py" in names
+
+
+CONSUMER = '''
+import os
+from typing import List
+
+from hermes_emulator import ControlError, HermesEmulator, find_binary, serve_args
+from hermes_emulator.pytest_plugin import Namespace
+
+binary: str = find_binary(os.environ)
+args: list = serve_args(seed=42, args=["--journal-size", "5"])
+with HermesEmulator(binary=binary, seed=42, start_timeout=5) as emu:
+    run = emu.post("/v1/runs", {"input": "hi"}, headers={"Idempotency-Key": "k"})
+    delivered: int = emu.control.deliver(run["run_id"])
+    names: List[str] = emu.control.reset(all=True)
+
+
+def test_submit(hermes_emulator: Namespace) -> None:
+    try:
+        hermes_emulator.control.observe("run_x", {"status": "completed"})
+    except ControlError as err:
+        assert err.status == 404
+'''
+
+
+@pytest.mark.skipif(subprocess.run([sys.executable, "-c", "import mypy"], capture_output=True).returncode != 0,
+                    reason="needs mypy (Debian: python3-mypy)")
+def test_the_hints_type_check_for_the_oldest_python(tmp_path):
+    """The package and a consumer's use of it pass mypy for Python 3.9: find_binary(os.environ), its own
+    default, was an error (env was typed dict)."""
+    (tmp_path / "consumer.py").write_text(CONSUMER)
+    # pytest's own hints are not the question here (and would triple the time): without site-packages
+    # it is Any, and the package's standard-library types are still checked.
+    res = subprocess.run([sys.executable, "-m", "mypy", "--python-version", "3.9",
+                          "--cache-dir", str(tmp_path / "cache"), "--no-site-packages", "--ignore-missing-imports",
+                          str(ROOT / "src" / "hermes_emulator"), str(tmp_path / "consumer.py")],
+                         env={**os.environ, "MYPYPATH": str(ROOT / "src")}, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -23,7 +23,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ._control import Control, ControlError, http_json
 
@@ -45,9 +45,11 @@ class EmulatorError(RuntimeError):
     """No binary was found, or the binary did not start; the message says why."""
 
 
-def find_binary(env: Optional[dict] = None) -> str:
-    """The binary to start: HERMES_EMULATOR_BIN, else the first ``hermes-emulator`` on PATH."""
-    env = os.environ if env is None else env
+def find_binary(env: Optional[Mapping[str, str]] = None) -> str:
+    """The binary to start: HERMES_EMULATOR_BIN, else the first ``hermes-emulator`` on PATH, in env
+    (default os.environ)."""
+    if env is None:
+        env = os.environ
     explicit = env.get("HERMES_EMULATOR_BIN")
     if explicit:
         if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):

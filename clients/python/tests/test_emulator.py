@@ -110,6 +110,34 @@ def test_start_timeout_counts_the_whole_start(tmp_path):
     assert time.monotonic() - began < 3
 
 
+def test_a_failed_start_waits_for_the_whole_stderr(monkeypatch):
+    # stdout's end can be seen before stderr's reader has run (two threads, a busy machine): the error
+    # still carries the reason the binary printed. The reader is made late here.
+    drain = HermesEmulator._drain_stderr
+
+    def late(self, stream):
+        time.sleep(0.5)
+        drain(self, stream)
+
+    monkeypatch.setattr(HermesEmulator, "_drain_stderr", late)
+    with pytest.raises(EmulatorError, match=r"^hermes-emulator exited \(code 2\) before listening: flag provided but not defined: -no-such-flag"):
+        HermesEmulator(args=["--no-such-flag"]).start()
+
+
+def test_a_binary_that_closes_stdout_and_runs_on_is_given_start_timeout(tmp_path):
+    # stdout closed without an address, the process still running: start_timeout still bounds the start
+    # (it waited for the exit, for ever), and the process is stopped.
+    mute = tmp_path / "hermes-emulator"
+    mute.write_text("#!/bin/sh\nexec >&-\necho closed stdout >&2\nsleep 6\n")
+    mute.chmod(mute.stat().st_mode | stat.S_IEXEC)
+    began = time.monotonic()
+    emu = HermesEmulator(binary=str(mute), start_timeout=1.0)
+    with pytest.raises(EmulatorError, match=r"^hermes-emulator did not report its address within 1.0 s; stderr: closed stdout$"):
+        emu.start()
+    assert time.monotonic() - began < 3
+    assert not alive(emu.pid)
+
+
 def test_start_twice_is_refused():
     emu = HermesEmulator().start()
     try:

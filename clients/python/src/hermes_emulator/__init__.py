@@ -220,13 +220,26 @@ class HermesEmulator:
 
     def _await_banner(self, lines: "queue.Queue[Optional[str]]") -> str:
         deadline = time.monotonic() + self._timeout
+
+        def left() -> float:
+            return max(0.0, deadline - time.monotonic())
+
+        def timed_out() -> EmulatorError:
+            return EmulatorError(f"hermes-emulator did not report its address within {self._timeout} s; stderr: {self._stderr_text()}")
+
         while True:
             try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                line = lines.get(timeout=left())
             except queue.Empty:
-                raise EmulatorError(f"hermes-emulator did not report its address within {self._timeout} s; stderr: {self._stderr_text()}") from None
-            if line is None:  # stdout closed: the process ended
-                code = self._proc.wait() if self._proc else None
+                raise timed_out() from None
+            if line is None:  # stdout closed: the process ends (or has closed it and runs on)
+                assert self._proc is not None
+                try:
+                    code = self._proc.wait(left())
+                except subprocess.TimeoutExpired:
+                    raise timed_out() from None
+                # Its reason is on stderr, whose reader may not have run yet: read it to its end.
+                self._readers[1].join(left())
                 raise EmulatorError(f"hermes-emulator exited (code {code}) before listening: {self._stderr_text()}")
             m = _BANNER.search(line)
             if m:

@@ -174,13 +174,13 @@ func (x *tx) applyStep(id string, c scenarios.Cursor) *runs.Error {
 }
 
 // advanceScenarios fires, in due order, every step due up to c's reading
-// (POST /__admin/clock with body), each with the clock reading its own due
-// time — never before the reading the request started from — and returns when
-// they have fired (docs/scenarios.md §2). A frozen clock that body neither
-// sets, advances nor resets fires nothing. Callers hold g.mu and then set the
-// clock to c.
-func (g *Gateway) advanceScenarios(body runs.Value, c runs.Clock) {
-	if c.Frozen && body.Kind == runs.Object && !body.Obj.Has("set") && !body.Obj.Has("advance") && !body.Obj.Has("reset") {
+// (POST /__admin/clock), each with the clock reading its own due time — never
+// before the reading the request started from — and returns when they have
+// fired (docs/scenarios.md §2). A frozen clock that the request did not move
+// (runs.Clock.ApplyRequest: no reset, set or advance applied — a refused one
+// included) fires nothing. Callers hold g.mu and then set the clock to c.
+func (g *Gateway) advanceScenarios(moved bool, c runs.Clock) {
+	if c.Frozen && !moved {
 		return
 	}
 	wall := g.opts.Wall()

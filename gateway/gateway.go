@@ -189,8 +189,8 @@ func (g *Gateway) clockState() ClockState {
 func (g *Gateway) SetClock(body runs.Value) (ClockState, *runs.Error) {
 	var st ClockState
 	err := g.locked(func() *runs.Error {
-		c, err := g.clock.ApplyRequest(body, g.opts.Wall())
-		g.advanceScenarios(body, c)
+		c, moved, err := g.clock.ApplyRequest(body, g.opts.Wall())
+		g.advanceScenarios(moved, c)
 		g.clock = c
 		g.saveClock()
 		g.auto.runner.Kick()

@@ -62,27 +62,33 @@ const (
 // but fields already applied stay applied: the clock as it stands is returned
 // with the error.
 //
+// moved reports whether the request reset, set or advanced the clock: a
+// "reset": true, a "set" or an "advance" applied (an advance by 0 included; a
+// field that failed, and every field after it, is not applied). A frozen clock
+// fires scenario steps only when moved (docs/scenarios.md §2).
+//
 // Range (hardening H6): a "set" value, and the now that "advance" leads to,
 // must lie within ±8.64e15 ms (maxDateMs), else 400 "set: out of range …" or
 // "advance: out of range …" and the clock is returned as it was before the
 // request — nothing of it applied.
-func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
+func (c Clock) ApplyRequest(body Value, wallMs float64) (_ Clock, moved bool, _ *Error) {
 	before := c
 	if body.Kind != Object {
-		return c, Admin(400, msgClockBody)
+		return c, false, Admin(400, msgClockBody)
 	}
 	o := body.Obj
 	if v, ok := o.Get("reset"); ok && v.Kind == Bool && v.Bool {
-		c = Clock{}
+		c, moved = Clock{}, true
 	}
 	if v, ok := o.Get("set"); ok {
 		ms, good := clockSetValue(v)
 		if !good {
-			return c, Admin(400, msgClockSet)
+			return c, moved, Admin(400, msgClockSet)
 		}
 		if math.Abs(ms) > maxDateMs {
-			return before, Admin(400, msgClockSetRange)
+			return before, false, Admin(400, msgClockSetRange)
 		}
+		moved = true
 		if c.Frozen {
 			c.FrozenMs = ms
 		} else {
@@ -92,8 +98,9 @@ func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
 	if v, ok := o.Get("advance"); ok {
 		d, good := clockAdvanceValue(v)
 		if !good {
-			return c, Admin(400, msgClockAdvance)
+			return c, moved, Admin(400, msgClockAdvance)
 		}
+		moved = true
 		if now := c.Now(wallMs); c.raw(wallMs) != now { // standing still at the edge: advance from there
 			c.OffsetMs = now - wallMs
 		}
@@ -103,7 +110,7 @@ func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
 			c.OffsetMs += d
 		}
 		if math.Abs(c.raw(wallMs)) > maxDateMs {
-			return before, Admin(400, msgClockAdvanceRange)
+			return before, false, Admin(400, msgClockAdvanceRange)
 		}
 	}
 	if v, ok := o.Get("freeze"); ok && v.Kind == Bool {
@@ -115,7 +122,7 @@ func (c Clock) ApplyRequest(body Value, wallMs float64) (Clock, *Error) {
 			c.Frozen = false
 		}
 	}
-	return c, nil
+	return c, moved, nil
 }
 
 // finiteNumber returns the binary64 value of a number Value when it is finite

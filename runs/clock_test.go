@@ -123,7 +123,7 @@ func TestClockApplyRequest(t *testing.T) {
 		{"advance to the limit", Clock{Frozen: true}, clockObj("advance", FloatValue(8.64e15)), Clock{Frozen: true, FrozenMs: 8.64e15}, ""},
 	}
 	for _, tt := range tests {
-		got, err := tt.start.ApplyRequest(tt.body, wall)
+		got, _, err := tt.start.ApplyRequest(tt.body, wall)
 		if got != tt.want {
 			t.Errorf("%s: clock = %+v, want %+v", tt.name, got, tt.want)
 		}
@@ -134,6 +134,40 @@ func TestClockApplyRequest(t *testing.T) {
 			t.Errorf("%s: no error, want %q", tt.name, tt.err)
 		case tt.err != "" && (err.Message != tt.err || err.Status != 400 || err.Envelope != EnvAdmin):
 			t.Errorf("%s: error %d/%d %q, want 400 admin %q", tt.name, err.Status, err.Envelope, err.Message, tt.err)
+		}
+	}
+}
+
+// moved: the request reset, set or advanced the clock (the autopilot fires a
+// frozen clock's due steps only then, docs/scenarios.md §2). A refused field,
+// and every field after it, moves nothing; other values of reset do not reset.
+func TestClockApplyRequestMoved(t *testing.T) {
+	frozen := Clock{Frozen: true, FrozenMs: frozenBase}
+	for _, tt := range []struct {
+		body  string
+		moved bool
+	}{
+		{`{"advance":0}`, true},
+		{`{"advance":"90s"}`, true},
+		{`{"set":1700000000000}`, true},
+		{`{"reset":true}`, true},
+		{`{"reset":true,"set":"nope"}`, true},
+		{`{"set":1700000005000,"advance":"bad"}`, true},
+		{`{}`, false},
+		{`{"freeze":true}`, false},
+		{`{"freeze":false}`, false},
+		{`{"reset":false}`, false},
+		{`{"reset":"yes"}`, false},
+		{`{"advance":"bad"}`, false},
+		{`{"set":"nope"}`, false},
+		{`{"set":"nope","advance":1000}`, false},
+		{`{"advance":1e308}`, false},
+		{`{"set":1700000005000,"advance":1e308}`, false},
+		{`{"reset":true,"set":1e308}`, false},
+		{`[]`, false},
+	} {
+		if _, moved, _ := frozen.ApplyRequest(mustParse(t, tt.body), 5000); moved != tt.moved {
+			t.Errorf("%s: moved %v, want %v", tt.body, moved, tt.moved)
 		}
 	}
 }
@@ -149,20 +183,20 @@ func repeatByte(b byte, n int) string {
 // acceptance 180: freeze, advance, unfreeze on a live clock.
 func TestClockFreezeAdvanceUnfreeze(t *testing.T) {
 	c := Clock{OffsetMs: 250}
-	c, err := c.ApplyRequest(clockObj("freeze", BoolValue(true)), 1000)
+	c, _, err := c.ApplyRequest(clockObj("freeze", BoolValue(true)), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a, b := c.Now(1000), c.Now(60000); a != 1250 || b != 1250 {
 		t.Fatalf("frozen now = %v, %v; want 1250 both", a, b)
 	}
-	if c, err = c.ApplyRequest(clockObj("advance", IntValue(1000)), 5000); err != nil {
+	if c, _, err = c.ApplyRequest(clockObj("advance", IntValue(1000)), 5000); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Now(7000); got != 2250 {
 		t.Fatalf("after advance now = %v, want 2250", got)
 	}
-	if c, err = c.ApplyRequest(clockObj("freeze", BoolValue(false)), 9000); err != nil {
+	if c, _, err = c.ApplyRequest(clockObj("freeze", BoolValue(false)), 9000); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := c.Now(9000), c.Now(9500); a != 2250 || b != 2750 {
@@ -317,7 +351,7 @@ func TestFormatISOMillis(t *testing.T) {
 // A live clock set to the top of the range and read later still renders: its
 // now stays at 8.64e15, so the journal's "at" of a request is not empty.
 func TestClockLiveAtTheEdge(t *testing.T) {
-	c, err := Clock{}.ApplyRequest(mustParse(t, `{"set":8.64e15}`), 1000)
+	c, _, err := Clock{}.ApplyRequest(mustParse(t, `{"set":8.64e15}`), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,14 +359,14 @@ func TestClockLiveAtTheEdge(t *testing.T) {
 	if later != 8.64e15 || FormatISOMillis(later) != "+275760-09-13T00:00:00.000Z" {
 		t.Fatalf("now a minute later = %v (%q)", later, FormatISOMillis(later))
 	}
-	if f, err := c.ApplyRequest(mustParse(t, `{"freeze":true}`), 61000); err != nil || f.Now(0) != 8.64e15 {
+	if f, _, err := c.ApplyRequest(mustParse(t, `{"freeze":true}`), 61000); err != nil || f.Now(0) != 8.64e15 {
 		t.Fatalf("frozen at %v, %v", f.Now(0), err)
 	}
 	// It advances from where it stands: back by 1 ms is in range, forward is not.
-	if b, err := c.ApplyRequest(mustParse(t, `{"advance":-1}`), 61000); err != nil || b.Now(61000) != 8.64e15-1 {
+	if b, _, err := c.ApplyRequest(mustParse(t, `{"advance":-1}`), 61000); err != nil || b.Now(61000) != 8.64e15-1 {
 		t.Fatalf("advanced by -1 to %v, %v", b.Now(61000), err)
 	}
-	if f, err := c.ApplyRequest(mustParse(t, `{"advance":1}`), 61000); err == nil || err.Message != msgClockAdvanceRange || f != c {
+	if f, _, err := c.ApplyRequest(mustParse(t, `{"advance":1}`), 61000); err == nil || err.Message != msgClockAdvanceRange || f != c {
 		t.Fatalf("advanced by 1: %+v, %v", f, err)
 	}
 }

@@ -37,3 +37,23 @@ func TestScenarioFrozenClockRefusedMoveFiresNothing(t *testing.T) {
 		t.Fatalf("after an advance by 0: %s, want running", s)
 	}
 }
+
+// A scenario waiting for an approval answer ends when a manual observe makes
+// the run terminal: a terminal run takes no answer, so it would otherwise wait
+// forever, the run view showing it on a finished run and the namespace
+// holding it after the run is swept (Cursor.Finished).
+func TestScenarioWaitingEndsWhenTheRunFinishes(t *testing.T) {
+	x := newH(t, emulator.Options{Scenarios: mustSet(t, `{"scenarios":[{"name":"ask","steps":[
+		{"after":0,"approval":{"command":"make deploy"}},{"after":100,"observe":{"status":"completed"}}]}]}`)})
+	x.freeze()
+	id := x.start()
+	x.advance("0")
+	if p := x.get("/__admin/hermes/runs/" + id).JSON(t).(map[string]any)["scenario"]; p == nil {
+		t.Fatal("no scenario position while the approval waits")
+	}
+	x.want(x.observe(id, `{"status":"completed","output":"by hand"}`), 200, "")
+	if p := x.get("/__admin/hermes/runs/" + id).JSON(t).(map[string]any)["scenario"]; p != nil {
+		t.Fatalf("scenario of the completed run: %v, want null", p)
+	}
+	x.want(x.post("/v1/runs/"+id+"/approval", `{"choice":"once"}`), 409, hermesErr("Run has no active approval session: "+id, "approval_not_active"))
+}

@@ -84,6 +84,12 @@ func (x *tx) scenarioAnswered(id string, deny bool) {
 	x.moveCursor(id, func(c scenarios.Cursor, at float64) (scenarios.Cursor, bool) { return c.Answered(deny, at) })
 }
 
+// scenarioFinished ends run id's scenario when it waits for an approval
+// answer and a manual observe made the run terminal (Cursor.Finished).
+func (x *tx) scenarioFinished(id string) {
+	x.moveCursor(id, func(c scenarios.Cursor, _ float64) (scenarios.Cursor, bool) { return c.Finished() })
+}
+
 func (x *tx) moveCursor(id string, move func(scenarios.Cursor, float64) (scenarios.Cursor, bool)) {
 	if x.view || x.branch != "main" {
 		return

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 
+	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
@@ -54,15 +55,20 @@ func (g *Gateway) checkTransports() error { return g.transports.Check() }
 
 // checkAutopilot verifies that the queue holds exactly one entry per cursor
 // that waits for no answer, on every namespace's main branch, equal to the
-// cursor's, and that every cursor points into its list. The model test calls
-// it after every step. Callers hold g.mu.
+// cursor's, that every cursor points into its list, and that no cursor waits
+// for the answer of a terminal run (Cursor.Finished). The model test calls it
+// after every step. Callers hold g.mu.
 func (g *Gateway) checkAutopilot() error {
 	want := map[scenarios.Key]scenarios.Entry{}
 	var bad error
 	for name, space := range g.spaces {
-		space.branches["main"].st.EachCursor(func(id string, c scenarios.Cursor) {
+		st := space.branches["main"].st
+		st.EachCursor(func(id string, c scenarios.Cursor) {
 			if n := len(c.List()); c.Next > n || (!c.Waiting && c.Next == n) {
 				bad = cmp.Or(bad, fmt.Errorf("%s/%s: cursor at %s of %d steps", name, id, c.Path(), n))
+			}
+			if r, ok := st.Run(id); ok && c.Waiting && runs.IsTerminal(r.Status) {
+				bad = cmp.Or(bad, fmt.Errorf("%s/%s: cursor waits for an answer of a %s run", name, id, r.Status))
 			}
 			k := scenarios.Key{NS: name, Run: id}
 			if e, due := c.Entry(k); due {

@@ -70,6 +70,7 @@ func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Er
 		x.ends = append(x.ends, id)
 		x.st.SetApprovals(id, nil)
 		x.st.SetSteers(id, nil)
+		x.scenarioFinished(id)
 	}
 	x.checkpoint = true
 	return nc.Text(), nil

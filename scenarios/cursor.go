@@ -121,6 +121,13 @@ func (c Cursor) Stopped(at float64) (Cursor, bool) {
 	return c.enter(InOnStop, at)
 }
 
+// Finished is the cursor after its run became terminal other than by one of
+// its steps (a manual observe): a cursor waiting for an approval answer has
+// ended — a terminal run takes no answer (runs-api §6.5), so it would wait
+// forever — and ok is false; any other is unchanged: its next step fails when
+// it falls due (docs/scenarios.md §3).
+func (c Cursor) Finished() (Cursor, bool) { return c, !c.Waiting }
+
 // Position is a run's place in its scenario as the run view shows it
 // (docs/scenarios.md §6): the scenario, the next step ("steps[2]",
 // "if_denied[0]", "on_stop[0]") and when it falls due (emulator ms; waiting

@@ -58,6 +58,10 @@ func TestCursorTransitions(t *testing.T) {
 			func(c Cursor) (Cursor, bool) { return c.Fired(1300) }, at(InOnStop, 1, 1300, false, 2), false},
 		{"if_denied fired → ended", at(InIfDenied, 0, 5010, false, 2),
 			func(c Cursor) (Cursor, bool) { return c.Fired(5010) }, at(InIfDenied, 1, 5010, false, 3), false},
+		{"run finished while waiting → ended", at(InSteps, 2, 1100, true, 2),
+			func(c Cursor) (Cursor, bool) { return c.Finished() }, at(InSteps, 2, 1100, true, 2), false},
+		{"run finished with a step due → unchanged", at(InSteps, 1, 1100, false, 1),
+			func(c Cursor) (Cursor, bool) { return c.Finished() }, at(InSteps, 1, 1100, false, 1), true},
 	} {
 		got, live := c.op(c.from)
 		if got != c.want || live != c.live {

@@ -15,7 +15,8 @@
 //     Sets: every namespace's set — its own, else the default — at most a bound
 //     of namespaces holding their own.
 //   - cursor.go: a run's position in its scenario (a plain value) and the pure
-//     transitions: a step fired, an approval answered, a stop, a failure.
+//     transitions: a step fired, an approval answered, a stop, the run
+//     finished by hand while the scenario waited for an answer.
 //   - queue.go: the due steps of every run, earliest first (ties: admission order,
 //     then step order); Follow keeps a run's entry equal to its cursor's, and
 //     Drain fires them in that order up to a time.

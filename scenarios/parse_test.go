@@ -66,6 +66,10 @@ func TestParseErrors(t *testing.T) {
 		{`{"scenarios":[`, `invalid JSON at offset 14: unexpected end of input`},
 		{"scenarios:\n  - name: a\n   steps: []\n", `invalid YAML: line 1: did not find expected '-' indicator`},
 		{"- a\n- b\n", `expected {"scenarios":[...]}`},
+		// JSON has no NaN or infinity: a YAML float must be finite.
+		{"scenarios:\n  - name: a\n    steps:\n      - after: 0\n        events: [{event: subagent.start, cost_usd: .nan}]\n", `invalid YAML: line 5: .nan is not a finite number`},
+		{"scenarios:\n  - name: a\n    steps:\n      - after: -.Inf\n        observe: {status: running}\n", `invalid YAML: line 4: -.Inf is not a finite number`},
+		{"scenarios:\n  - name: a\n    steps:\n      - after: 0\n        events: [{event: tool.completed, tool: t, duration: .inf}]\n", `invalid YAML: line 5: .inf is not a finite number`},
 	} {
 		_, err := Parse([]byte(c.in))
 		if err == nil {

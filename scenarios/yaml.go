@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 
@@ -101,6 +102,11 @@ func scalar(n *yaml.Node) (runs.Value, error) {
 		var f float64
 		if err := n.Decode(&f); err != nil {
 			return runs.Value{}, fmt.Errorf("invalid YAML: line %d: %v", n.Line, err)
+		}
+		// JSON has no NaN or infinity: no control body can hold one, and the
+		// set's JSON form (GET /__admin/hermes/scenarios) must stay JSON.
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return runs.Value{}, fmt.Errorf("invalid YAML: line %d: %s is not a finite number", n.Line, n.Value)
 		}
 		return runs.FloatValue(f), nil
 	}

@@ -36,4 +36,9 @@ func TestExamples(t *testing.T) {
 	if _, err := Load(bad + ".missing"); err == nil || err.Error() != bad+".missing: no such file" {
 		t.Fatalf("got %v", err)
 	}
+	// A file that cannot be read says why once, after its name.
+	dir := t.TempDir()
+	if _, err := Load(dir); err == nil || err.Error() != dir+": is a directory" {
+		t.Fatalf("got %v", err)
+	}
 }

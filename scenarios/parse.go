@@ -288,6 +288,19 @@ func afterMs(v runs.Value, present bool) (float64, bool) {
 	return ms, true
 }
 
+// fileError is a failure to read the file at path as one "path: reason" line,
+// like the file's own errors: "s.yaml: no such file", "dir: is a directory",
+// "s.yaml: permission denied" (without the operation and the path again).
+func fileError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: no such file", path)
+	}
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s: %v", path, err)
+}
+
 // MaxFileBytes bounds a scenario file read by Load.
 const MaxFileBytes = 10 << 20
 
@@ -297,15 +310,12 @@ const MaxFileBytes = 10 << 20
 func Load(path string) (*Set, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file", path)
-		}
-		return nil, err
+		return nil, fileError(path, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fileError(path, err)
 	}
 	if len(data) > MaxFileBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxFileBytes)

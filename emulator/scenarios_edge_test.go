@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
@@ -56,4 +57,43 @@ func TestScenarioWaitingEndsWhenTheRunFinishes(t *testing.T) {
 		t.Fatalf("scenario of the completed run: %v, want null", p)
 	}
 	x.want(x.post("/v1/runs/"+id+"/approval", `{"choice":"once"}`), 409, hermesErr("Run has no active approval session: "+id, "approval_not_active"))
+}
+
+// Only a stop that makes the run stopping switches its scenario to on_stop
+// (docs/scenarios.md §3). A stop while an on_stop approval waits withdraws
+// that approval: on_stop starts again and asks anew — the run was left
+// stopping for ever, its scenario waiting for an answer nothing could give.
+// A stop of a run a step made stopping leaves the steps going.
+func TestScenarioStopOnlyWhenItMakesTheRunStopping(t *testing.T) {
+	x := newH(t, emulator.Options{Scenarios: mustSet(t, `{"scenarios":[
+		{"name":"winding","match":{"input":"^wind"},"steps":[
+			{"after":0,"observe":{"status":"stopping"}},{"after":100,"observe":{"status":"completed","output":"wound down"}}],
+		 "on_stop":[{"after":0,"observe":{"status":"cancelled"}}]},
+		{"name":"ask","steps":[{"after":0,"observe":{"status":"running"}},{"after":"1h","observe":{"status":"completed"}}],
+		 "on_stop":[{"after":0,"approval":{"command":"keep the partial work?"}},{"after":100,"observe":{"status":"cancelled"}}]}]}`)})
+	x.freeze()
+	wind, ask := x.startInput("wind down"), x.startInput("work")
+	x.advance("0")
+	stop := func(id string) {
+		x.want(x.post("/v1/runs/"+id+"/stop", ""), 200, `{"run_id":"`+id+`","status":"stopping"}`)
+	}
+	stop(wind)
+	stop(ask)
+	x.advance("0") // ask: on_stop[0] asks
+	if s := x.status(ask); s != "waiting_for_approval" {
+		t.Fatalf("ask after the stop: %s", s)
+	}
+	stop(ask) // withdraws the approval: on_stop again
+	x.advance("0")
+	if s := x.status(ask); s != "waiting_for_approval" {
+		t.Fatalf("ask after the second stop: %s, want waiting_for_approval (asked again)", s)
+	}
+	x.want(x.post("/v1/runs/"+ask+"/approval", `{"choice":"once"}`), 200, "")
+	x.advance("100")
+	if s := x.status(ask); s != "cancelled" {
+		t.Fatalf("ask: %s, want cancelled", s)
+	}
+	if rec := x.get("/v1/runs/" + wind).String(); !strings.Contains(rec, `"status":"completed"`) || !strings.Contains(rec, `"output":"wound down"`) {
+		t.Fatalf("wind: %s, want completed by its steps", rec)
+	}
 }

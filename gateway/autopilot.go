@@ -73,9 +73,10 @@ func (x *tx) scenarioAdmit(id string, sub *runs.Submission) {
 	x.setCursor(id, scenarios.Start(sc, x.g.auto.admitted, x.g.nowMs()), true)
 }
 
-// scenarioStopped switches run id's scenario to on_stop (an accepted RunStop).
-func (x *tx) scenarioStopped(id string) {
-	x.moveCursor(id, func(c scenarios.Cursor, at float64) (scenarios.Cursor, bool) { return c.Stopped(at) })
+// scenarioStopped switches run id's scenario to on_stop after an accepted
+// RunStop, unless the run was stopping already (Cursor.Stopped).
+func (x *tx) scenarioStopped(id string, wasStopping bool) {
+	x.moveCursor(id, func(c scenarios.Cursor, at float64) (scenarios.Cursor, bool) { return c.Stopped(wasStopping, at) })
 }
 
 // scenarioAnswered resumes run id's scenario, or enters if_denied, after a

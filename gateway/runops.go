@@ -145,7 +145,7 @@ func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 		before := c.Value()
 		x.setRecord(id, c, runs.Stopped(before, x.now()), before)
 		x.st.SetApprovals(id, nil)
-		x.scenarioStopped(id)
+		x.scenarioStopped(id, c.Status == runs.Stopping)
 		x.accept = true
 		return nil
 	})

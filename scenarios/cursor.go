@@ -110,12 +110,16 @@ func (c Cursor) Answered(deny bool, at float64) (Cursor, bool) {
 	return c.schedule(at)
 }
 
-// Stopped is the cursor after the client's stop made the run stopping at
-// emulator ms at: the remaining steps are replaced by on_stop, counted from the
-// stop. A cursor already in on_stop is unchanged (a repeated stop does not
-// start it again). ok is false when the scenario has ended.
-func (c Cursor) Stopped(at float64) (Cursor, bool) {
-	if c.Phase == InOnStop {
+// Stopped is the cursor after the client's stop at emulator ms at
+// (docs/scenarios.md §3). A stop that makes the run stopping replaces the
+// remaining steps by on_stop, counted from the stop — also inside on_stop when
+// the run no longer was stopping: a stop there withdraws the approval an
+// on_stop step waits for, which nothing could answer then. A stop of a run
+// that was already stopping (wasStopping: a repeated stop, or a step that
+// observed stopping) leaves the cursor unchanged. ok is false when the
+// scenario has ended.
+func (c Cursor) Stopped(wasStopping bool, at float64) (Cursor, bool) {
+	if wasStopping {
 		return c, true
 	}
 	return c.enter(InOnStop, at)

@@ -47,13 +47,17 @@ func TestCursorTransitions(t *testing.T) {
 		{"last step fired → ended", at(InSteps, 2, 5050, false, 2),
 			func(c Cursor) (Cursor, bool) { return c.Fired(5050) }, at(InSteps, 3, 5050, false, 3), false},
 		{"stop → on_stop from the stop", at(InSteps, 1, 1100, false, 1),
-			func(c Cursor) (Cursor, bool) { return c.Stopped(1050) }, at(InOnStop, 0, 1300, false, 1), true},
+			func(c Cursor) (Cursor, bool) { return c.Stopped(false, 1050) }, at(InOnStop, 0, 1300, false, 1), true},
 		{"stop while waiting → on_stop", at(InSteps, 2, 1100, true, 2),
-			func(c Cursor) (Cursor, bool) { return c.Stopped(2000) }, at(InOnStop, 0, 2250, false, 2), true},
+			func(c Cursor) (Cursor, bool) { return c.Stopped(false, 2000) }, at(InOnStop, 0, 2250, false, 2), true},
 		{"stop in if_denied → on_stop", at(InIfDenied, 0, 5010, false, 2),
-			func(c Cursor) (Cursor, bool) { return c.Stopped(5001) }, at(InOnStop, 0, 5251, false, 2), true},
+			func(c Cursor) (Cursor, bool) { return c.Stopped(false, 5001) }, at(InOnStop, 0, 5251, false, 2), true},
 		{"repeated stop → unchanged", at(InOnStop, 0, 1300, false, 1),
-			func(c Cursor) (Cursor, bool) { return c.Stopped(1200) }, at(InOnStop, 0, 1300, false, 1), true},
+			func(c Cursor) (Cursor, bool) { return c.Stopped(true, 1200) }, at(InOnStop, 0, 1300, false, 1), true},
+		{"stop of a run a step made stopping → unchanged", at(InSteps, 1, 1100, false, 1),
+			func(c Cursor) (Cursor, bool) { return c.Stopped(true, 1050) }, at(InSteps, 1, 1100, false, 1), true},
+		{"stop while an on_stop approval waits → on_stop again", at(InOnStop, 1, 1300, true, 2),
+			func(c Cursor) (Cursor, bool) { return c.Stopped(false, 1400) }, at(InOnStop, 0, 1650, false, 2), true},
 		{"on_stop fired → ended", at(InOnStop, 0, 1300, false, 1),
 			func(c Cursor) (Cursor, bool) { return c.Fired(1300) }, at(InOnStop, 1, 1300, false, 2), false},
 		{"if_denied fired → ended", at(InIfDenied, 0, 5010, false, 2),
@@ -89,7 +93,7 @@ func TestCursorEdges(t *testing.T) {
 		t.Fatalf("deny: %+v %v", d, live)
 	}
 	// An empty on_stop ends the scenario at the stop.
-	if _, live := c.Stopped(5); live {
+	if _, live := c.Stopped(false, 5); live {
 		t.Fatal("empty on_stop: still live")
 	}
 	// A denial inside if_denied resumes it.

@@ -135,7 +135,9 @@ func (g *Gateway) resyncCursors(ns string, st state.State) {
 
 // fireStep applies the step e names as the control it is (docs/scenarios.md §1.1)
 // and moves the cursor on, committing a checkpoint on main. A control that
-// fails ends the run's scenario with one WARN line. Callers hold g.mu.
+// fails ends the run's scenario with one WARN line and, the run still being
+// there, a run.changed (no checkpoint: the control failed) so that a
+// follower of its view sees the scenario end. Callers hold g.mu.
 func (g *Gateway) fireStep(e scenarios.Entry) {
 	x, _ := g.begin(Main(e.NS)) // main always exists
 	c, ok := x.st.Cursor(e.Run)
@@ -145,6 +147,9 @@ func (g *Gateway) fireStep(e scenarios.Entry) {
 	}
 	if err := x.applyStep(e.Run, c); err != nil {
 		x.setCursor(e.Run, c, false)
+		if r, ok := x.st.Run(e.Run); ok && g.listening() { // its view's scenario is now null
+			x.changes = append(x.changes, Change{Kind: "run.changed", Namespace: e.NS, Branch: "main", RunID: e.Run, Status: r.Status})
+		}
 		g.commit(x)
 		g.warn("scenario step failed; the run's scenario ends", "namespace", e.NS, "run", e.Run,
 			"scenario", c.Scenario.Name, "step", c.Path(), "error", err.Message)

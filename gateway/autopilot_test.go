@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -203,5 +204,38 @@ func TestAdvanceLiveClockStepCheckpointRuns(t *testing.T) {
 	}
 	if st := g.Clock(); st != (ClockState{Now: 1700000015000, OffsetMs: 10000}) {
 		t.Fatalf("clock after checking out the step's checkpoint: %+v, want running at offset 10000", st)
+	}
+}
+
+// A step whose control fails ends the run's scenario without a checkpoint (the
+// control failed) but with a run.changed: the run view's scenario is now null,
+// and a follower of the change stream (the console's run page) hears of it.
+func TestFailedStepIsHeard(t *testing.T) {
+	set, perr := scenarios.Parse([]byte(`{"scenarios":[{"name":"s","steps":[{"after":10,"events":[{"event":"tool.started","tool":"t"}]}]}]}`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	var heard []string
+	g := newBoundGateway(t, Options{Scenarios: set, OnChange: func(c Change) { heard = append(heard, c.Kind+":"+c.RunID+":"+c.Status) }})
+	if _, err := g.SetClockJSON([]byte(`{"freeze":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	a, err := g.Create(Main("ns"), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, _ := runs.Parse([]byte(`{"status":"completed"}`))
+	if _, err := g.Observe("ns", a.RunID, done, true); err != nil {
+		t.Fatal(err)
+	}
+	heard = nil
+	if _, err := g.SetClockJSON([]byte(`{"advance":10}`)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"run.changed:" + a.RunID + ":completed", "clock::"}; !slices.Equal(heard, want) {
+		t.Fatalf("heard %v, want %v", heard, want)
+	}
+	if v, err := g.RunView("ns", a.RunID); err != nil || v.Scenario != nil {
+		t.Fatalf("view %+v %v", v.Scenario, err)
 	}
 }

@@ -127,8 +127,11 @@ func (q *Queue) Until(now float64) (wait time.Duration, ok bool) {
 	// A step may fall due further away than a Duration reaches (after up to
 	// 8.64e15 ms, or a clock set far back): converted, it would wrap negative
 	// and the runner would tick without pause. The runner ticks again at
-	// MaxWait and waits on.
-	if ms := e.Due - now; ms < float64(MaxWait/time.Millisecond) {
+	// MaxWait and waits on. A step due past the clock's range never falls due
+	// as time passes — a running clock stands still at the edge — but only when
+	// the clock is moved, which kicks the runner: waiting the difference, the
+	// runner ticked again and again at the edge, for ever.
+	if ms := e.Due - now; ms < float64(MaxWait/time.Millisecond) && e.Due <= maxAfterMs {
 		return time.Duration(ms * float64(time.Millisecond)), true
 	}
 	return MaxWait, true

@@ -151,3 +151,20 @@ func TestUntilFarAway(t *testing.T) {
 		t.Fatalf("due in 23h: Until = %v", wait)
 	}
 }
+
+// A running clock stands still at the edge of its range (8.64e15 ms): a step
+// due past it falls due only when the clock is moved (which kicks the runner),
+// so it is waited for MaxWait — waiting the difference, the runner woke every
+// millisecond for ever once a run was admitted at the edge with after 1ms.
+func TestUntilPastTheClockRange(t *testing.T) {
+	sc := testScenario(t)
+	var q Queue
+	q.Follow(Key{"ns", "r"}, Cursor{Scenario: sc, Due: 8.64e15 + 1}, true)
+	if wait, ok := q.Until(8.64e15); !ok || wait != MaxWait {
+		t.Fatalf("due past the edge: Until = %v %v, want %v", wait, ok, MaxWait)
+	}
+	q.Follow(Key{"ns", "r"}, Cursor{Scenario: sc, Due: 8.64e15}, true)
+	if wait, ok := q.Until(8.64e15 - 5); !ok || wait != 5*time.Millisecond {
+		t.Fatalf("due at the edge: Until = %v %v, want 5ms", wait, ok)
+	}
+}

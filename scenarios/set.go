@@ -12,7 +12,8 @@ const (
 	MaxScenarios = 1000
 	// MaxSteps is the most steps one list (steps, if_denied, on_stop) may hold.
 	MaxSteps = 1000
-	// maxAfterMs bounds a step's delay: the clock's own bound (±8.64e15 ms).
+	// maxAfterMs bounds a step's delay: the clock's own bound (±8.64e15 ms),
+	// which a running clock does not pass (it stands still at the edge).
 	maxAfterMs = 8.64e15
 )
 

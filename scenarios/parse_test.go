@@ -66,6 +66,14 @@ func TestParseErrors(t *testing.T) {
 		{`{"scenarios":[`, `invalid JSON at offset 14: unexpected end of input`},
 		{"scenarios:\n  - name: a\n   steps: []\n", `invalid YAML: line 1: did not find expected '-' indicator`},
 		{"- a\n- b\n", `expected {"scenarios":[...]}`},
+		// One file is one document: a second is refused, not left unread (an empty one holds nothing).
+		{"scenarios: []\n---\nscenarios:\n  - {name: b, steps: [{after: 0, observe: {status: bogus}}]}\n", `invalid YAML: line 2: a second document (a scenario file is one)`},
+		{"scenarios: []\n---\n- x\n", `invalid YAML: line 2: a second document (a scenario file is one)`},
+		{"scenarios: []\n---\n[\n", `invalid YAML: line 3: did not find expected node content`},
+		{"---\nscenarios: [1]\n---\n", `scenarios[0]: expected an object`},
+		{"scenarios: [1]\n...\n", `scenarios[0]: expected an object`},
+		{"", `expected {"scenarios":[...]}`},
+		{"# nothing\n", `expected {"scenarios":[...]}`},
 		// JSON has no NaN or infinity: a YAML float must be finite.
 		{"scenarios:\n  - name: a\n    steps:\n      - after: 0\n        events: [{event: subagent.start, cost_usd: .nan}]\n", `invalid YAML: line 5: .nan is not a finite number`},
 		{"scenarios:\n  - name: a\n    steps:\n      - after: -.Inf\n        observe: {status: running}\n", `invalid YAML: line 4: -.Inf is not a finite number`},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"strings"
@@ -30,12 +31,27 @@ func decode(data []byte) (runs.Value, error) {
 		}
 		return v, nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return runs.Value{}, fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, next yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) { // EOF: no document, null
+		return runs.Value{}, yamlError(err)
+	}
+	// One file is one value, as JSON's extra data after the value is refused:
+	// a second document (files joined with "---") would otherwise go unread,
+	// and unvalidated. An empty one (a trailing "---") holds nothing.
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return runs.Value{}, yamlError(err)
+	case len(next.Content) > 0 && !(next.Content[0].Kind == yaml.ScalarNode && next.Content[0].ShortTag() == "!!null"):
+		return runs.Value{}, fmt.Errorf("invalid YAML: line %d: a second document (a scenario file is one)", next.Line)
 	}
 	budget := maxValues
 	return fromNode(&doc, &budget)
+}
+
+func yamlError(err error) error {
+	return fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
 // fromNode converts a YAML node to the JSON value model: mappings to objects

@@ -128,6 +128,19 @@ func waitText(t *testing.T, ctx context.Context, sel, want string) {
 	}
 }
 
+// until waits until the JavaScript expression cond is true; what says what
+// was awaited.
+func until(t *testing.T, ctx context.Context, cond, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !eval[bool](t, ctx, cond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s, still not: %s (%s)", what, cond)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 // submit presses the send button of the request card named action.

@@ -3,12 +3,16 @@
 package console_test
 
 import (
+	"context"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/emulator/control"
 	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
 )
 
@@ -74,4 +78,101 @@ func TestBrowserErrorWithoutEnvelope(t *testing.T) {
 	do(t, ctx, "clear the faults", chromedp.Click(css(`#clear-faults`)),
 		chromedp.WaitVisible(css(`#confirm-yes`)), chromedp.Click(css(`#confirm-yes`)))
 	waitText(t, ctx, "#toast", "502 <html>Bad gateway</html>")
+}
+
+// TestBrowserRefreshKeepsLoaded: a refresh of the runs view (here a new
+// run's stream frames) after Load more has brought in more than 1,000 runs
+// keeps every run loaded, adds the new one on top, leaves the focused row,
+// the selected text and the row in view where they were, and Load more then
+// brings the rest without a duplicate. The refresh reloaded at most 1,000
+// runs and so cut the list back.
+func TestBrowserRefreshKeepsLoaded(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	for i := 0; i < 1060; i++ {
+		submitRun(t, srv.URL(), "")
+	}
+	ctx := browser(t)
+	do(t, ctx, "open the runs", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs"))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	const rows = `document.querySelectorAll('#runs-body tbody tr').length`
+	for n := 50; n < 1050; n += 50 {
+		until(t, ctx, rows+` === `+strconv.Itoa(n), "the runs view shows "+strconv.Itoa(n)+" runs")
+		eval[bool](t, ctx, `[...document.querySelectorAll('main button')].find((b) => b.textContent === 'Load more').click(), true`)
+	}
+	until(t, ctx, rows+` === 1050`, "Load more brings the view to 1050 runs")
+	// The keyboard on the link of the 1,000th run, in the middle of the
+	// window; the 1,001st run's id selected.
+	eval[bool](t, ctx, `(() => {
+		const links = document.querySelectorAll('#runs-body tbody tr td:first-child a');
+		window.focused = links[999];
+		window.focused.scrollIntoView({ block: 'center' });
+		window.focused.focus();
+		window.top0 = window.focused.getBoundingClientRect().top;
+		getSelection().selectAllChildren(links[1000]);
+		return true;
+	})()`)
+	selected := eval[string](t, ctx, `getSelection().toString()`)
+	if _, err := srv.Control().Clock().Advance(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	newest := submitRun(t, srv.URL(), "")
+	until(t, ctx, `document.querySelector('#runs-body tbody a').textContent === '`+newest+`'`, "the new run on top")
+	want := append([]string{newest}, listRuns(t, srv, 1061)[1:1051]...)
+	ids := `[...document.querySelectorAll('#runs-body tbody tr td:first-child a')].map((a) => a.textContent)`
+	if got := eval[[]string](t, ctx, ids); !slices.Equal(got, want) {
+		t.Fatalf("after the refresh the view shows %d runs, want the new one and the 1050 loaded (%d)", len(got), len(want))
+	}
+	if !eval[bool](t, ctx, `document.activeElement === window.focused`) {
+		t.Errorf("after the refresh the focus is on %s, want the 1,000th run's link", eval[string](t, ctx, `document.activeElement.outerHTML`))
+	}
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != selected || selected == "" {
+		t.Errorf("after the refresh the selection is %q, want %q", got, selected)
+	}
+	// Scroll offsets are whole pixels: the row's top can move by less than one.
+	if moved := eval[float64](t, ctx, `window.focused.getBoundingClientRect().top - window.top0`); moved <= -1 || moved >= 1 {
+		t.Errorf("after the refresh the focused row moved %vpx on screen, want less than 1", moved)
+	}
+	// At the head of the list a new run shows on top and pushes the others down.
+	eval[bool](t, ctx, `window.scrollTo(0, 0), true`)
+	if _, err := srv.Control().Clock().Advance(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	newer := submitRun(t, srv.URL(), "")
+	until(t, ctx, `document.querySelector('#runs-body tbody a').textContent === '`+newer+`'`, "the newer run on top")
+	if y := eval[float64](t, ctx, `window.scrollY`); y != 0 {
+		t.Errorf("at the head of the list a refresh scrolled the window to %v, want 0", y)
+	}
+	eval[bool](t, ctx, `[...document.querySelectorAll('main button')].find((b) => b.textContent === 'Load more').click(), true`)
+	until(t, ctx, rows+` === 1062`, "Load more brings the last 10 runs")
+	if got, all := eval[[]string](t, ctx, ids), listRuns(t, srv, 1062); !slices.Equal(got, all) {
+		t.Errorf("after Load more the view shows %d runs, want the namespace's %d in order, each once", len(got), len(all))
+	}
+	if !eval[bool](t, ctx, `[...document.querySelectorAll('main button')].find((b) => b.textContent === 'Load more').hidden`) {
+		t.Errorf("Load more is still offered with every run shown")
+	}
+}
+
+// listRuns lists the default namespace's runs, newest first, past the
+// browser; there must be n of them.
+func listRuns(t *testing.T, srv *emulator.Server, n int) []string {
+	t.Helper()
+	var ids []string
+	cursor := ""
+	for {
+		page, err := srv.Control().Runs(context.Background(), control.RunsQuery{Limit: 1000, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page.Runs {
+			ids = append(ids, r.RunId)
+		}
+		if page.Next == nil {
+			break
+		}
+		cursor = *page.Next
+	}
+	if len(ids) != n {
+		t.Fatalf("the namespace holds %d runs, want %d", len(ids), n)
+	}
+	return ids
 }

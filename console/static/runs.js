@@ -2,7 +2,8 @@
 // control-plane stream, and one run's page (GET /__admin/hermes/runs/{id})
 // with the agent's controls and the watch panel.
 import { call, missing, namespace } from './api.js';
-import { h, field, table, when, badge, json, notAvailable, throttle } from './ui.js';
+import { h, field, when, badge, json, notAvailable, throttle } from './ui.js';
+import { liveTable } from './live.js';
 import { playPanel } from './play.js';
 import { watchPanel } from './watch.js';
 
@@ -22,51 +23,132 @@ function owner(r) {
 // (run.created, run.changed, run.removed; a checkout moves runs too).
 function runChanged(f) { return /^run\.(created|changed|removed)$/.test(f.event) || f.event === 'checkpoint'; }
 
+// Paging of the runs view: the first page and each Load more bring page runs;
+// a refresh reloads in pages of at most pageMax (the listing's largest) and
+// at most keepMax runs in all.
+const page = 50, pageMax = 1000, keepMax = 10000;
+
+// listedAfter reports whether run summary a comes after b in the listing
+// (newest first: created_at, then run id, both descending; run ids are ASCII,
+// so string order is the listing's byte order).
+function listedAfter(a, b) {
+  return a.created_at < b.created_at || (a.created_at === b.created_at && a.run_id < b.run_id);
+}
+
+const runColumns = [
+  { label: 'Run', cell: (r) => h('a', { href: '#/runs/' + encodeURIComponent(r.run_id) }, r.run_id) },
+  { label: 'Status', cell: (r) => badge(r.status) },
+  { label: 'Created', cell: (r) => when(r.created_at) },
+  { label: 'Updated', cell: (r) => when(r.updated_at) },
+  { label: 'Keyed', cell: (r) => r.keyed ? 'yes' : 'no' },
+  { label: 'Owner', cell: owner },
+  { label: 'Approvals', cell: (r) => count(r.pending_approvals) },
+  { label: 'Steers', cell: (r) => count(r.queued_steers) },
+  { label: 'Transport', cell: (r) => r.transport || '' },
+];
+
 export function runsView(ctx) {
   const filter = field('Status', {}, 'select');
   filter.input.append(h('option', { value: '' }, 'any status'), ...statuses.map((s) => h('option', { value: s }, s)));
   filter.input.value = sessionStorage.getItem('hermes-console.status') || '';
+  const list = liveTable(runColumns, (r) => r.run_id);
   const body = h('div', { 'aria-live': 'polite', 'aria-busy': 'false', id: 'runs-body' });
   const more = h('button', { type: 'button', hidden: true }, 'Load more');
+  // What the view shows: rows, newest first; cursor, the listing's cursor
+  // after them ('' when none remain); through, the last run Load more
+  // brought (null before any Load more: a refresh then shows the newest
+  // page, afterwards every run down to through, so a refresh never takes
+  // away a run the user loaded).
+  let rows = [], cursor = '', through = null;
   // One load at a time: a Load more (wantMore) or a refresh (again) asked
-  // for meanwhile runs after it, the Load more first.
-  let cursor = '', rows = [], loading = false, again = false, wantMore = false;
+  // for meanwhile runs after it, the Load more first. A change of the status
+  // filter starts over (gen counts them) and drops what a load on its way
+  // brings.
+  let loading = false, again = false, wantMore = false, gen = 0;
+
+  function fetchPage(status, limit, after) {
+    const q = { limit: String(limit) };
+    if (status) q.status = status;
+    if (after) q.cursor = after;
+    return call('GET', '/hermes/runs', undefined, q);
+  }
+
+  // loadMore fetches the page after the last run shown: {res, rows, cursor, through}.
+  async function loadMore(status) {
+    const res = await fetchPage(status, page, cursor);
+    if (!res.ok) return { res };
+    const got = (res.data && res.data.runs) || [];
+    return { res, rows: rows.concat(got), cursor: (res.data && res.data.next) || '', through: got.length ? got[got.length - 1] : through };
+  }
+
+  // reload fetches the runs from the newest down to through, at most
+  // keepMax, page after page: each page starts at the cursor the previous
+  // one ended with, so a run created or removed meanwhile is neither shown
+  // twice nor skipped. The pages are sized to end at through when nothing
+  // changed; when through falls inside one, that page is asked again ending
+  // there, for the cursor after it. When no run down to through is left,
+  // it is the newest page again.
+  async function reload(status) {
+    let got = [], after = '';
+    for (;;) {
+      const limit = Math.min(pageMax, keepMax - got.length, Math.max(page, rows.length - got.length));
+      let res = await fetchPage(status, limit, after);
+      if (!res.ok) return { res };
+      let part = (res.data && res.data.runs) || [];
+      const cut = part.findIndex((r) => listedAfter(r, through));
+      if (cut > 0) {
+        res = await fetchPage(status, cut, after);
+        if (!res.ok) return { res };
+        part = (res.data && res.data.runs) || [];
+      }
+      const next = cut === 0 ? after : (res.data && res.data.next) || '';
+      if (cut !== 0) got = got.concat(part);
+      const end = part.length && part[part.length - 1].run_id === through.run_id;
+      if (cut >= 0 || end || !next || got.length >= keepMax) {
+        if (!got.length) return reloadHead(status);
+        return { res, rows: got, cursor: next, through: got[got.length - 1] };
+      }
+      after = next;
+    }
+  }
+
+  // reloadHead fetches the newest page.
+  async function reloadHead(status) {
+    const res = await fetchPage(status, page, '');
+    if (!res.ok) return { res };
+    return { res, rows: (res.data && res.data.runs) || [], cursor: (res.data && res.data.next) || '', through: null };
+  }
 
   async function load(append) {
     if (loading) { if (append) wantMore = true; else again = true; return; }
     loading = true;
-    // A refresh reloads as many runs as are shown (a page at least).
-    const q = { limit: String(append ? 50 : Math.min(1000, Math.max(50, rows.length))) };
-    if (filter.input.value) q.status = filter.input.value;
-    if (append && cursor) q.cursor = cursor;
-    const res = await call('GET', '/hermes/runs', undefined, q);
+    const g = gen, status = filter.input.value;
+    const got = await (append ? loadMore(status) : through ? reload(status) : reloadHead(status));
     loading = false;
-    show(res, append);
+    if (g === gen) {
+      if (got.rows) ({ rows, cursor, through } = got);
+      show(got.res);
+    }
     if (wantMore) { wantMore = false; load(true); } else if (again) { again = false; load(false); }
   }
 
-  function show(res, append) {
+  function show(res) {
     if (missing(res)) { body.replaceChildren(notAvailable('The run listing (GET /__admin/hermes/runs) is')); return; }
     if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + (res.message || res.text))); return; }
-    const d = res.data || {};
-    const page = d.runs || [];
-    rows = append ? rows.concat(page) : page;
-    cursor = d.next || '';
     more.hidden = !cursor;
-    body.replaceChildren(table('Runs in ' + namespace() + ', newest first', [
-      { label: 'Run', cell: (r) => h('a', { href: '#/runs/' + encodeURIComponent(r.run_id) }, r.run_id) },
-      { label: 'Status', cell: (r) => badge(r.status) },
-      { label: 'Created', cell: (r) => when(r.created_at) },
-      { label: 'Updated', cell: (r) => when(r.updated_at) },
-      { label: 'Keyed', cell: (r) => r.keyed ? 'yes' : 'no' },
-      { label: 'Owner', cell: owner },
-      { label: 'Approvals', cell: (r) => count(r.pending_approvals) },
-      { label: 'Steers', cell: (r) => count(r.queued_steers) },
-      { label: 'Transport', cell: (r) => r.transport || '' },
-    ], rows, 'No runs in namespace ' + namespace() + (filter.input.value ? ' with status ' + filter.input.value : '') + ' yet.'));
+    if (body.firstChild !== list) body.replaceChildren(list);
+    list.update('Runs in ' + namespace() + ', newest first', rows,
+      'No runs in namespace ' + namespace() + (filter.input.value ? ' with status ' + filter.input.value : '') + ' yet.');
   }
 
-  filter.input.addEventListener('change', () => { sessionStorage.setItem('hermes-console.status', filter.input.value); load(false); });
+  filter.input.addEventListener('change', () => {
+    sessionStorage.setItem('hermes-console.status', filter.input.value);
+    rows = [];
+    cursor = '';
+    through = null;
+    gen++;
+    load(false);
+  });
   more.addEventListener('click', () => load(true));
   const soon = throttle(() => load(false));
   ctx.live((f) => { if (runChanged(f)) soon(); });

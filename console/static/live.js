@@ -1,0 +1,88 @@
+// Live tables: the tables of the views that refresh by themselves (runs,
+// journal, timeline, faults). A refresh updates the table in place instead
+// of drawing a new one, so it leaves the user's place alone: a row whose data
+// did not change keeps its element (the keyboard's focus and a text selection
+// in it stay), a changed row keeps every cell that renders the same, and when
+// rows are scrolled past, the rows in view stay where they are on screen
+// while rows come and go above them.
+import { h } from './ui.js';
+
+// liveTable returns an element whose update(caption, rows, empty) shows rows
+// as a table with cols = [{label, cell(row)}] (as table() does), or the text
+// empty when there are none. key(row) names a row: unique within one update,
+// the same for the same row across updates. A cell's listeners must depend
+// only on what the cell shows and on the row's key: a cell that renders the
+// same as before is kept, listeners included.
+export function liveTable(cols, key) {
+  const box = h('div', {});
+  let caption = null, tbody = null;
+  let shown = new Map(); // key → {tr, data: the row as JSON}
+  box.update = (text, rows, empty) => {
+    if (!rows.length) {
+      shown = new Map();
+      caption = tbody = null;
+      box.replaceChildren(h('p', { class: 'empty' }, empty));
+      return;
+    }
+    if (!tbody) {
+      caption = h('caption', {});
+      tbody = h('tbody', {});
+      box.replaceChildren(h('div', { class: 'scroll' }, h('table', {}, caption,
+        h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c.label)))), tbody)));
+    }
+    if (caption.textContent !== text) caption.textContent = text;
+    const view = inView(tbody);
+    const next = new Map();
+    const trs = rows.map((r) => {
+      const k = key(r), data = JSON.stringify(r);
+      const old = shown.get(k);
+      let tr;
+      if (!old) tr = h('tr', {}, cols.map((c) => h('td', {}, c.cell(r))));
+      else {
+        tr = old.tr;
+        if (old.data !== data) cols.forEach((c, i) => renew(tr.cells[i], c.cell(r)));
+      }
+      next.set(k, { tr, data });
+      return tr;
+    });
+    for (const [k, old] of shown) if (!next.has(k)) old.tr.remove();
+    shown = next;
+    // Rows that stay in the same order are never moved: moving an element
+    // takes the focus from it.
+    let at = tbody.firstChild;
+    for (const tr of trs) {
+      if (tr === at) at = at.nextSibling;
+      else tbody.insertBefore(tr, at);
+    }
+    const still = view.find((v) => v.tr.isConnected);
+    if (still) window.scrollBy(0, still.tr.getBoundingClientRect().top - still.top);
+  };
+  return box;
+}
+
+// renew gives cell td the content c unless it renders the same already.
+function renew(td, c) {
+  const fresh = h('td', {}, c);
+  if (fresh.innerHTML !== td.innerHTML) td.replaceChildren(...fresh.childNodes);
+}
+
+// inView lists the rows of tbody on screen, top to bottom, with their top
+// edge, when the window is scrolled past the first row; otherwise none, so
+// that at the head of a table new rows push the others down, as in any live
+// list.
+function inView(tbody) {
+  const rows = tbody.rows;
+  if (!rows.length || rows[0].getBoundingClientRect().top >= 0) return [];
+  let lo = 0, hi = rows.length - 1; // the first row whose bottom is on screen
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid].getBoundingClientRect().bottom > 0) hi = mid; else lo = mid + 1;
+  }
+  const out = [];
+  for (let i = lo; i < rows.length; i++) {
+    const top = rows[i].getBoundingClientRect().top;
+    if (top >= window.innerHeight) break;
+    out.push({ tr: rows[i], top });
+  }
+  return out;
+}

@@ -176,3 +176,37 @@ func listRuns(t *testing.T, srv *emulator.Server, n int) []string {
 	}
 	return ids
 }
+
+// TestBrowserLoadMoreTwice: "Load more" pressed again while the first press
+// is on its way, when that first press brings the last runs, adds nothing;
+// the second press started over without a cursor and added the first page
+// again, every run of it twice.
+func TestBrowserLoadMoreTwice(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	for i := 0; i < 60; i++ {
+		submitRun(t, srv.URL(), "")
+	}
+	ctx := browser(t)
+	do(t, ctx, "open the runs", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs"))
+	const rows = `document.querySelectorAll('#runs-body tbody tr').length`
+	until(t, ctx, rows+` === 50`, "the first page")
+	eval[bool](t, ctx, `(() => {
+		window.runCalls = 0;
+		const f = window.fetch;
+		window.fetch = (u, o) => String(u).includes('/hermes/runs?')
+			? (window.runCalls++, new Promise((ok) => setTimeout(ok, 300)).then(() => f(u, o))) : f(u, o);
+		const more = [...document.querySelectorAll('main button')].find((b) => b.textContent === 'Load more');
+		more.click();
+		more.click();
+		return true;
+	})()`)
+	until(t, ctx, rows+` === 60`, "the last 10 runs")
+	time.Sleep(time.Second) // a second page would have arrived
+	ids := eval[[]string](t, ctx, `[...document.querySelectorAll('#runs-body tbody tr td:first-child a')].map((a) => a.textContent)`)
+	if want := listRuns(t, srv, 60); !slices.Equal(ids, want) {
+		t.Errorf("after two presses of Load more the view shows %d runs, want the namespace's 60 in order, each once", len(ids))
+	}
+	if n := eval[float64](t, ctx, `window.runCalls`); n != 1 {
+		t.Errorf("two presses of Load more made %v listing calls, want 1", n)
+	}
+}

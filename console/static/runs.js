@@ -129,7 +129,11 @@ export function runsView(ctx) {
       if (got.rows) ({ rows, cursor, through } = got);
       show(got.res);
     }
-    if (wantMore) { wantMore = false; load(true); } else if (again) { again = false; load(false); }
+    // A Load more pressed twice while the first was on its way has nothing
+    // to add when the first brought the last runs.
+    const moreNext = wantMore && cursor !== '';
+    wantMore = false;
+    if (moreNext) load(true); else if (again) { again = false; load(false); }
   }
 
   function show(res) {

@@ -102,16 +102,8 @@ func TestBrowserRefreshKeepsLoaded(t *testing.T) {
 	until(t, ctx, rows+` === 1050`, "Load more brings the view to 1050 runs")
 	// The keyboard on the link of the 1,000th run, in the middle of the
 	// window; the 1,001st run's id selected.
-	eval[bool](t, ctx, `(() => {
-		const links = document.querySelectorAll('#runs-body tbody tr td:first-child a');
-		window.focused = links[999];
-		window.focused.scrollIntoView({ block: 'center' });
-		window.focused.focus();
-		window.top0 = window.focused.getBoundingClientRect().top;
-		getSelection().selectAllChildren(links[1000]);
-		return true;
-	})()`)
-	selected := eval[string](t, ctx, `getSelection().toString()`)
+	links := `#runs-body tbody tr td:first-child a`
+	markPlace(t, ctx, links, 999, links, 1000)
 	if _, err := srv.Control().Clock().Advance(context.Background(), time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -122,16 +114,7 @@ func TestBrowserRefreshKeepsLoaded(t *testing.T) {
 	if got := eval[[]string](t, ctx, ids); !slices.Equal(got, want) {
 		t.Fatalf("after the refresh the view shows %d runs, want the new one and the 1050 loaded (%d)", len(got), len(want))
 	}
-	if !eval[bool](t, ctx, `document.activeElement === window.focused`) {
-		t.Errorf("after the refresh the focus is on %s, want the 1,000th run's link", eval[string](t, ctx, `document.activeElement.outerHTML`))
-	}
-	if got := eval[string](t, ctx, `getSelection().toString()`); got != selected || selected == "" {
-		t.Errorf("after the refresh the selection is %q, want %q", got, selected)
-	}
-	// Scroll offsets are whole pixels: the row's top can move by less than one.
-	if moved := eval[float64](t, ctx, `window.focused.getBoundingClientRect().top - window.top0`); moved <= -1 || moved >= 1 {
-		t.Errorf("after the refresh the focused row moved %vpx on screen, want less than 1", moved)
-	}
+	checkPlace(t, ctx, "after the refresh")
 	// At the head of the list a new run shows on top and pushes the others down.
 	eval[bool](t, ctx, `window.scrollTo(0, 0), true`)
 	if _, err := srv.Control().Clock().Advance(context.Background(), time.Second); err != nil {

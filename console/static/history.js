@@ -2,6 +2,31 @@
 // branches (controls §8) and the scenarios (scenarios §4, when present).
 import { call, missing, namespace } from './api.js';
 import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable, throttle } from './ui.js';
+import { liveTable } from './live.js';
+
+// keyed names journal entries (oldest first) for a live table: by their
+// content and, among equal entries, by their place counted from the oldest,
+// which a newer entry does not change.
+function keyed(entries) {
+  const seen = new Map();
+  return entries.map((e) => {
+    const text = JSON.stringify(e);
+    const n = (seen.get(text) || 0) + 1;
+    seen.set(text, n);
+    return { key: n + ' ' + text, e };
+  });
+}
+
+const journalColumns = [
+  { label: 'At', cell: ({ e }) => when(e.at) },
+  { label: 'Namespace', cell: ({ e }) => e.namespace },
+  { label: 'Request', cell: ({ e }) => h('code', {}, e.method + ' ' + e.path) },
+  { label: 'Operation', cell: ({ e }) => e.operationId || '(unmatched)' },
+  { label: 'Status', cell: ({ e }) => h('span', { class: e.status >= 400 || e.status === 0 ? 'bad' : '' }, String(e.status)) },
+  { label: 'ms', cell: ({ e }) => String(e.durationMs) },
+  { label: 'Fault', cell: ({ e }) => e.faultId || '' },
+  { label: 'Run', cell: ({ e }) => e.ids && e.ids.runId ? h('a', { href: '#/runs/' + encodeURIComponent(e.ids.runId) }, e.ids.runId) : '' },
+];
 
 export function journalView(ctx) {
   const op = field('Operation', { placeholder: 'RunCreate', size: '14' });
@@ -10,8 +35,9 @@ export function journalView(ctx) {
   const all = checkbox('All namespaces', false);
   const live = checkbox('Live', true);
   const body = h('div', { id: 'journal-body', 'aria-live': 'polite' });
-  // The filter and answer on screen: the same again is not redrawn, so the
-  // live refresh leaves the keyboard's focus where it is.
+  const list = liveTable(journalColumns, (r) => r.key);
+  const older = h('p', { class: 'hint' }, 'Older matching entries remain: raise "Last" or narrow the filter.');
+  // The filter and answer on screen: the same again is not redrawn.
   let shown = '';
   async function load() {
     const q = {};
@@ -23,18 +49,10 @@ export function journalView(ctx) {
     if (!res.ok) { shown = ''; body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
     if (JSON.stringify(q) + res.text === shown) return;
     shown = JSON.stringify(q) + res.text;
-    const rows = (res.data.requests || []).slice().reverse();
-    body.replaceChildren(table('Vendor requests, newest first (journal keeps ' + res.data.size + ' a namespace)', [
-      { label: 'At', cell: (e) => when(e.at) },
-      { label: 'Namespace', cell: (e) => e.namespace },
-      { label: 'Request', cell: (e) => h('code', {}, e.method + ' ' + e.path) },
-      { label: 'Operation', cell: (e) => e.operationId || '(unmatched)' },
-      { label: 'Status', cell: (e) => h('span', { class: e.status >= 400 || e.status === 0 ? 'bad' : '' }, String(e.status)) },
-      { label: 'ms', cell: (e) => String(e.durationMs) },
-      { label: 'Fault', cell: (e) => e.faultId || '' },
-      { label: 'Run', cell: (e) => e.ids && e.ids.runId ? h('a', { href: '#/runs/' + encodeURIComponent(e.ids.runId) }, e.ids.runId) : '' },
-    ], rows, 'No requests journaled' + (Object.keys(q).length ? ' that match.' : '.')),
-    res.data.next ? h('p', { class: 'hint' }, 'Older matching entries remain: raise "Last" or narrow the filter.') : null);
+    if (body.firstChild !== list) body.replaceChildren(list, older);
+    older.hidden = !res.data.next;
+    list.update('Vendor requests, newest first (journal keeps ' + res.data.size + ' a namespace)',
+      keyed(res.data.requests || []).reverse(), 'No requests journaled' + (Object.keys(q).length ? ' that match.' : '.'));
   }
   const form = h('form', { class: 'toolbar', onsubmit: (ev) => { ev.preventDefault(); load(); } },
     op, status, limit, all, live, h('button', {}, 'Filter'),

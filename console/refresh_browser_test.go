@@ -1,0 +1,72 @@
+//go:build browser
+
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
+)
+
+// The views that refresh by themselves leave the user's place alone
+// (docs/console.md, Refreshes keep your place): the focus, a text selection
+// and the rows on screen stay while rows come in above them.
+
+// markPlace puts the user somewhere in a long list: the focus-th element
+// matching focus scrolled to the middle of the window and focused, the
+// text of the sel-th element matching sel selected.
+func markPlace(t *testing.T, ctx context.Context, focus string, fi int, sel string, si int) {
+	t.Helper()
+	got := eval[string](t, ctx, fmt.Sprintf(`(() => {
+		window.focused = document.querySelectorAll(%q)[%d];
+		window.focused.scrollIntoView({ block: 'center' });
+		window.focused.focus();
+		window.top0 = window.focused.getBoundingClientRect().top;
+		getSelection().selectAllChildren(document.querySelectorAll(%q)[%d]);
+		return window.selected = getSelection().toString();
+	})()`, focus, fi, sel, si))
+	if got == "" {
+		t.Fatalf("nothing selected in %s", sel)
+	}
+}
+
+// checkPlace fails the test unless the focus, the selection and the place on
+// screen that markPlace took are as they were.
+func checkPlace(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	if !eval[bool](t, ctx, `document.activeElement === window.focused`) {
+		t.Errorf("%s: the focus is on %s, want it kept", what, eval[string](t, ctx, `document.activeElement.outerHTML.slice(0, 120)`))
+	}
+	if got, want := eval[string](t, ctx, `getSelection().toString()`), eval[string](t, ctx, `window.selected`); got != want {
+		t.Errorf("%s: the selection is %q, want %q", what, got, want)
+	}
+	// Scroll offsets are whole pixels: the row's top can move by less than one.
+	if moved := eval[float64](t, ctx, `window.focused.getBoundingClientRect().top - window.top0`); moved <= -1 || moved >= 1 {
+		t.Errorf("%s: the focused row moved %vpx on screen, want less than 1", what, moved)
+	}
+}
+
+// TestBrowserJournalKeepsPlace: the live Journal's refresh with new requests
+// leaves the focused run link, the selected text and the rows on screen as
+// they were; it drew a new table each time something changed.
+func TestBrowserJournalKeepsPlace(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	for i := 0; i < 60; i++ {
+		submitRun(t, srv.URL(), "")
+	}
+	ctx := browser(t)
+	do(t, ctx, "open the journal", chromedp.Navigate(srv.URL()+"/__admin/ui/#/journal"))
+	const rows = `document.querySelectorAll('#journal-body tbody tr').length`
+	until(t, ctx, rows+` === 60`, "the journal shows the 60 submissions")
+	markPlace(t, ctx, `#journal-body tbody a`, 40, `#journal-body tbody a`, 41)
+	for i := 0; i < 3; i++ {
+		submitRun(t, srv.URL(), "")
+	}
+	until(t, ctx, rows+` === 63`, "the live journal shows the 3 new submissions")
+	checkPlace(t, ctx, "after the journal's refresh")
+}

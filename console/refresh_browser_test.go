@@ -70,3 +70,34 @@ func TestBrowserJournalKeepsPlace(t *testing.T) {
 	until(t, ctx, rows+` === 63`, "the live journal shows the 3 new submissions")
 	checkPlace(t, ctx, "after the journal's refresh")
 }
+
+// TestBrowserTimelineKeepsPlace: a new checkpoint's refresh of the Timeline
+// leaves the focused Checkout button, the selected checkpoint id and the rows
+// on screen as they were; it drew a new table on every checkpoint, so in a
+// busy suite a button could not keep the focus, nor a click land.
+func TestBrowserTimelineKeepsPlace(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	for i := 0; i < 60; i++ {
+		submitRun(t, srv.URL(), "")
+	}
+	tl, err := srv.Control().Timeline(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(tl.Checkpoints)
+	ctx := browser(t)
+	do(t, ctx, "open the timeline", chromedp.Navigate(srv.URL()+"/__admin/ui/#/timeline"))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	const rows = `document.querySelectorAll('#timeline-body tbody tr').length`
+	until(t, ctx, fmt.Sprintf(`%s === %d`, rows, n), "the timeline shows every checkpoint")
+	markPlace(t, ctx, `#timeline-body tbody button`, 40, `#timeline-body tbody code`, 41)
+	head, err := srv.Control().Checkpoint(context.Background(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, fmt.Sprintf(`%s === %d`, rows, n+1), "the timeline shows the new checkpoint")
+	checkPlace(t, ctx, "after the timeline's refresh")
+	if got, want := text(t, ctx, "#timeline-body p"), "Branch heads: main → "+head; got != want {
+		t.Errorf("the timeline shows %q, want %q", got, want)
+	}
+}

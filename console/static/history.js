@@ -93,26 +93,34 @@ function tree(cps) {
 
 export function timelineView(ctx) {
   const body = h('div', { id: 'timeline-body', 'aria-live': 'polite' });
+  const heads = h('p', {});
+  let headsShown = ''; // the branch heads on screen, redrawn only when they change
+  const list = liveTable([
+    { label: 'Checkpoint', cell: ({ c, d }) => h('code', { class: 'd' + Math.min(d, 6) }, c.id) },
+    { label: 'Branch', cell: ({ c, head }) => c.branch + (head ? ' (head)' : '') },
+    { label: 'Parent', cell: ({ c }) => c.parent || '' },
+    { label: 'At', cell: ({ c }) => when(c.at) },
+    { label: 'Checkout', cell: ({ c }) => h('button', { type: 'button', class: 'quiet', 'aria-label': 'Check out ' + c.id + ' on ' + c.branch,
+      onclick: async () => {
+        if (!(await confirmDialog('Check out ' + c.id + '?', 'Branch ' + c.branch + ' moves to ' + c.id + ': its runs, the clock and the fault RNG go back to that moment, and its open event streams end.'))) return;
+        const x = await call('POST', '/branches/' + encodeURIComponent(c.branch) + '/checkout', { checkpoint: c.id });
+        toast(x.ok ? 'Checked out ' + c.id : x.status + ' ' + x.message); load();
+      } }, 'Checkout') },
+  ], (r) => r.c.id);
   async function load() {
     const res = await call('GET', '/timeline');
     if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
-    const heads = res.data.branches || {};
-    const headOf = new Map(Object.entries(heads).map(([b, id]) => [id, b]));
-    const rows = tree(res.data.checkpoints || []).reverse();
-    body.replaceChildren(
-      h('p', {}, 'Branch heads: ', Object.entries(heads).map(([b, id]) => h('span', { class: 'pill' }, b + ' → ' + id))),
-      table('Checkpoints, newest first (indented: a branch off its parent)', [
-        { label: 'Checkpoint', cell: ([c, d]) => h('code', { class: 'd' + Math.min(d, 6) }, c.id) },
-        { label: 'Branch', cell: ([c]) => c.branch + (headOf.get(c.id) === c.branch ? ' (head)' : '') },
-        { label: 'Parent', cell: ([c]) => c.parent || '' },
-        { label: 'At', cell: ([c]) => when(c.at) },
-        { label: 'Checkout', cell: ([c]) => h('button', { type: 'button', class: 'quiet', 'aria-label': 'Check out ' + c.id + ' on ' + c.branch,
-          onclick: async () => {
-            if (!(await confirmDialog('Check out ' + c.id + '?', 'Branch ' + c.branch + ' moves to ' + c.id + ': its runs, the clock and the fault RNG go back to that moment, and its open event streams end.'))) return;
-            const x = await call('POST', '/branches/' + encodeURIComponent(c.branch) + '/checkout', { checkpoint: c.id });
-            toast(x.ok ? 'Checked out ' + c.id : x.status + ' ' + x.message); load();
-          } }, 'Checkout') },
-      ], rows, 'No timeline yet: it starts with the first change in this namespace.'));
+    const branches = res.data.branches || {};
+    const headOf = new Map(Object.entries(branches).map(([b, id]) => [id, b]));
+    const rows = tree(res.data.checkpoints || []).reverse().map(([c, d]) => ({ c, d, head: headOf.get(c.id) === c.branch }));
+    if (body.firstChild !== heads) body.replaceChildren(heads, list);
+    const pills = Object.entries(branches).map(([b, id]) => b + ' → ' + id);
+    if (headsShown !== JSON.stringify(pills)) {
+      headsShown = JSON.stringify(pills);
+      heads.replaceChildren('Branch heads: ', ...pills.map((p) => h('span', { class: 'pill' }, p)));
+    }
+    list.update('Checkpoints, newest first (indented: a branch off its parent)', rows,
+      'No timeline yet: it starts with the first change in this namespace.');
   }
   const branch = field('Branch', { value: 'main' });
   const name = field('New branch', { value: 'try-1' });

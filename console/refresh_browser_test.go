@@ -5,6 +5,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -100,4 +101,31 @@ func TestBrowserTimelineKeepsPlace(t *testing.T) {
 	if got, want := text(t, ctx, "#timeline-body p"), "Branch heads: main → "+head; got != want {
 		t.Errorf("the timeline shows %q, want %q", got, want)
 	}
+}
+
+// TestBrowserFaultHitsKeepFocus: a rule that fires changes its Hits in the
+// Faults view but leaves its focused Remove button and its selected id alone;
+// every change of a count drew a new table.
+func TestBrowserFaultHitsKeepFocus(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	if _, err := srv.Control().AddFault(context.Background(), map[string]any{"operationId": "RunGet", "status": 503}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	do(t, ctx, "open the faults", chromedp.Navigate(srv.URL()+"/__admin/ui/#/faults"))
+	remove := `#fault-list button[aria-label="Remove fault fault_1"]`
+	do(t, ctx, "see the rule", chromedp.WaitVisible(css(remove)))
+	markPlace(t, ctx, remove, 0, `#fault-list tbody code`, 0)
+	for i := 0; i < 3; i++ {
+		res, err := http.Get(srv.URL() + "/v1/runs/run_missing")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 503 {
+			t.Fatalf("GET /v1/runs/run_missing: %d, want the rule's 503", res.StatusCode)
+		}
+	}
+	until(t, ctx, `document.querySelector('#fault-list tbody tr').cells[4].textContent === '3'`, "the rule's 3 hits shown")
+	checkPlace(t, ctx, "after the rule fired")
 }

@@ -1,6 +1,7 @@
 // Controls: the clock (controls §5) and fault rules and presets (controls §6).
 import { call } from './api.js';
-import { h, field, requestCard, table, when, json, toast, confirmDialog, throttle } from './ui.js';
+import { h, field, requestCard, when, json, toast, confirmDialog, throttle } from './ui.js';
+import { liveTable } from './live.js';
 
 // clockChanged: the clock moved, or a checkout restored it.
 function clockChanged(f) { return f.event === 'clock' || f.event === 'checkpoint'; }
@@ -69,23 +70,21 @@ function effect(r) {
 export function faultsView(ctx) {
   const list = h('div', { id: 'fault-list', 'aria-live': 'polite' });
   const presets = h('div', { id: 'preset-list' });
-  // The answer on screen: the same answer again is not redrawn, so a poll
-  // leaves the keyboard's focus where it is.
-  let shown = '';
+  const rules = liveTable([
+    { label: 'Id', cell: (r) => h('code', {}, r.id) },
+    { label: 'Matches', cell: match },
+    { label: 'Does', cell: effect },
+    { label: 'Remaining', cell: (r) => r.remaining === null ? 'unlimited' : String(r.remaining) },
+    { label: 'Hits', cell: (r) => String(r.hits) },
+    { label: 'Remove', cell: (r) => h('button', { type: 'button', class: 'quiet', 'aria-label': 'Remove fault ' + r.id,
+      onclick: async () => { const x = await call('DELETE', '/faults', undefined, { id: r.id }); toast(x.ok ? 'Removed ' + r.id : x.status + ' ' + x.message); load(); } }, 'Remove') },
+  ], (r) => r.id);
   async function load() {
     const res = await call('GET', '/faults');
-    if (!res.ok) { shown = ''; list.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
-    if (res.text === shown) return;
-    shown = res.text;
-    list.replaceChildren(table('Fault rules, all namespaces, in matching order', [
-      { label: 'Id', cell: (r) => h('code', {}, r.id) },
-      { label: 'Matches', cell: match },
-      { label: 'Does', cell: effect },
-      { label: 'Remaining', cell: (r) => r.remaining === null ? 'unlimited' : String(r.remaining) },
-      { label: 'Hits', cell: (r) => String(r.hits) },
-      { label: 'Remove', cell: (r) => h('button', { type: 'button', class: 'quiet', 'aria-label': 'Remove fault ' + r.id,
-        onclick: async () => { const x = await call('DELETE', '/faults', undefined, { id: r.id }); toast(x.ok ? 'Removed ' + r.id : x.status + ' ' + x.message); load(); } }, 'Remove') },
-    ], res.data.faults || [], 'No fault rules: every vendor request is answered normally.'));
+    if (!res.ok) { list.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (list.firstChild !== rules) list.replaceChildren(rules);
+    rules.update('Fault rules, all namespaces, in matching order', res.data.faults || [],
+      'No fault rules: every vendor request is answered normally.');
   }
   async function loadPresets() {
     const res = await call('GET', '/faults/presets');

@@ -129,3 +129,32 @@ func TestBrowserFaultHitsKeepFocus(t *testing.T) {
 	until(t, ctx, `document.querySelector('#fault-list tbody tr').cells[4].textContent === '3'`, "the rule's 3 hits shown")
 	checkPlace(t, ctx, "after the rule fired")
 }
+
+// TestBrowserRunKeepsOpen: a change of the run redraws its page's facts but
+// leaves the "Record and full view (JSON)" section open, with the keyboard's
+// focus on it; it was drawn again, closed, on every change.
+func TestBrowserRunKeepsOpen(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	id := submitRun(t, srv.URL(), "")
+	ctx := browser(t)
+	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	waitText(t, ctx, "#run-summary", "queued")
+	eval[bool](t, ctx, `(() => {
+		window.focused = document.querySelector('#run-summary details summary');
+		window.focused.focus();
+		window.focused.click();
+		return window.focused.parentElement.open;
+	})()`)
+	if _, err := srv.Control().Observe(context.Background(), id, map[string]any{"status": "running"}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, `document.querySelector('#run-summary .badge').textContent === 'running'`, "the run page shows running")
+	waitText(t, ctx, "#run-summary pre.json", `"status": "running"`)
+	if !eval[bool](t, ctx, `document.querySelector('#run-summary details').open`) {
+		t.Errorf("after the run changed the JSON section is closed, want it left open")
+	}
+	if !eval[bool](t, ctx, `document.activeElement === window.focused`) {
+		t.Errorf("after the run changed the focus is on %s, want it kept on the JSON section", eval[string](t, ctx, `document.activeElement.outerHTML.slice(0, 120)`))
+	}
+}

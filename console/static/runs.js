@@ -200,6 +200,11 @@ export function runView(ctx) {
   const head = h('h2', { id: 'run-h' }, 'Run ', h('code', {}, id));
   const summary = h('div', { id: 'run-summary', 'aria-live': 'polite' });
   const play = playPanel(id, () => load());
+  // A refresh redraws the facts; the JSON section stays (open or closed,
+  // focused, scrolled) and its text changes only when the view does.
+  const info = h('div', {});
+  const full = h('pre', { class: 'json' });
+  const more = h('details', { class: 'sub' }, h('summary', {}, 'Record and full view (JSON)'), full);
   async function load() {
     const res = await call('GET', '/hermes/runs/' + encodeURIComponent(id));
     if (missing(res)) { summary.replaceChildren(notAvailable('The run view (GET /__admin/hermes/runs/{id}) is')); return; }
@@ -207,11 +212,12 @@ export function runView(ctx) {
     const v = res.data || {};
     const rec = v.record || {};
     play.setStatus(rec.status);
-    summary.replaceChildren(
+    if (summary.firstChild !== info) summary.replaceChildren(info, more);
+    info.replaceChildren(
       facts(v),
       listBlock('Pending approvals', v.approvals, (a) => h('code', {}, JSON.stringify(a))),
-      listBlock('Queued steers', v.steers, (s) => s),
-      h('details', { class: 'sub' }, h('summary', {}, 'Record and full view (JSON)'), h('pre', { class: 'json' }, json(v))));
+      listBlock('Queued steers', v.steers, (s) => s));
+    if (full.textContent !== json(v)) full.textContent = json(v);
   }
   const soon = throttle(load);
   ctx.live((f) => {

@@ -3,6 +3,7 @@
 package console_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -53,5 +54,28 @@ func TestBrowserWatchBound(t *testing.T) {
 			t.Fatalf("the 300,000-character frame is not cut: %d characters shown", len(text(t, ctx, frames)))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestBrowserWatchBurst: a burst of 1,063 frames (one events call) shows in
+// the Watch panel within moments — the newest 1,000, 63 dropped; each frame
+// laid the panel's whole text out again, one by one, and froze the tab for
+// longer than the test waits.
+func TestBrowserWatchBurst(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	id := submitRun(t, srv.URL(), "")
+	ctx := browser(t)
+	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	waitText(t, ctx, "main", "Mirrored from the control-plane stream") // the stream is live
+	events := make([]any, 1063)
+	for i := range events {
+		events[i] = map[string]any{"event": "message.delta", "delta": "chunk of the answer"}
+	}
+	if _, err := srv.Control().Events(context.Background(), id, events...); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, "#watch-h", "1000 frames (63 older dropped)")
+	if n := eval[float64](t, ctx, fmt.Sprintf(`document.querySelector('pre[data-frames=%q]').textContent.split('\n\n').length - 1`, id)); n != 1000 {
+		t.Errorf("the panel shows %v frames, want 1000", n)
 	}
 }

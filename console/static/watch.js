@@ -66,7 +66,20 @@ export function watchPanel(runId, stream) {
     count.textContent = k.list.length + (k.list.length === 1 ? ' frame' : ' frames') +
       (k.dropped ? ' (' + k.dropped + ' older dropped)' : '');
   };
-  const w = { runId, fn: () => { if (!log.isConnected) { watchers.delete(w); return; } show(); log.scrollTop = log.scrollHeight; } };
+  // One redraw per animation frame, for all the frames that came meanwhile:
+  // a redraw lays the whole text out again, and a burst of 1,000 frames
+  // redrawn one by one froze the tab.
+  let drawing = false;
+  const w = { runId, fn: () => {
+    if (!log.isConnected) { watchers.delete(w); return; }
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(() => {
+      drawing = false;
+      show();
+      log.scrollTop = log.scrollHeight;
+    });
+  } };
   watchers.add(w);
   const describe = (s) => {
     state.textContent = s === 'live'

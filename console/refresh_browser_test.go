@@ -158,3 +158,76 @@ func TestBrowserRunKeepsOpen(t *testing.T) {
 		t.Errorf("after the run changed the focus is on %s, want it kept on the JSON section", eval[string](t, ctx, `document.activeElement.outerHTML.slice(0, 120)`))
 	}
 }
+
+// TestBrowserWatchKeepsPlace: a new frame leaves the Watch panel where the
+// user scrolled it, and a selection in it, unless it was at the bottom, which
+// it follows; every frame scrolled it to the bottom and rewrote its text.
+func TestBrowserWatchKeepsPlace(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	id := submitRun(t, srv.URL(), "")
+	ctx := browser(t)
+	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	waitText(t, ctx, "main", "Mirrored from the control-plane stream") // the stream is live
+	emit := func(n int) {
+		t.Helper()
+		events := make([]any, n)
+		for i := range events {
+			events[i] = map[string]any{"event": "message.delta", "delta": "chunk of the answer"}
+		}
+		if _, err := srv.Control().Events(context.Background(), id, events...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := fmt.Sprintf(`document.querySelector('pre[data-frames=%q]')`, id)
+	atBottom := log + `.scrollTop + ` + log + `.clientHeight >= ` + log + `.scrollHeight - 1`
+	emit(60)
+	waitText(t, ctx, "#watch-h", "60 frames")
+	if !eval[bool](t, ctx, log+`.scrollHeight > 2 * `+log+`.clientHeight`) {
+		t.Fatalf("60 frames do not overflow the panel")
+	}
+	if !eval[bool](t, ctx, atBottom) {
+		t.Errorf("the panel does not follow the newest frames")
+	}
+	selected := eval[string](t, ctx, `(() => {
+		const log = `+log+`;
+		log.scrollTop = 0;
+		getSelection().setBaseAndExtent(log.firstChild, 0, log.firstChild, 20);
+		return getSelection().toString();
+	})()`)
+	emit(1)
+	waitText(t, ctx, "#watch-h", "61 frames")
+	if top := eval[float64](t, ctx, log+`.scrollTop`); top != 0 {
+		t.Errorf("a new frame scrolled the panel to %v, want it left at the top", top)
+	}
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != selected || selected == "" {
+		t.Errorf("after a new frame the selection is %q, want %q", got, selected)
+	}
+	eval[bool](t, ctx, `(`+log+`.scrollTop = `+log+`.scrollHeight, true)`)
+	emit(1)
+	waitText(t, ctx, "#watch-h", "62 frames")
+	if !eval[bool](t, ctx, atBottom) {
+		t.Errorf("scrolled to the bottom, the panel does not follow a new frame")
+	}
+	// Past 1,000 frames each new one drops the oldest: the selection stays
+	// on its text, and the panel shows what it shows drawn afresh.
+	emit(1000)
+	waitText(t, ctx, "#watch-h", "1000 frames (62 older dropped)")
+	selected = eval[string](t, ctx, `(() => {
+		const text = `+log+`.firstChild, at = text.data.length >> 1;
+		getSelection().setBaseAndExtent(text, at, text, at + 40);
+		return getSelection().toString();
+	})()`)
+	emit(1)
+	waitText(t, ctx, "#watch-h", "1000 frames (63 older dropped)")
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != selected || selected == "" {
+		t.Errorf("after a frame dropped the oldest the selection is %q, want %q", got, selected)
+	}
+	shown := eval[string](t, ctx, log+`.textContent`)
+	eval[bool](t, ctx, `(location.hash = '#/runs', true)`)
+	waitText(t, ctx, "#runs-body", id)
+	eval[bool](t, ctx, `(location.hash = '#/runs/`+id+`', true)`)
+	waitText(t, ctx, "#watch-h", "1000 frames (63 older dropped)")
+	if fresh := eval[string](t, ctx, log+`.textContent`); fresh != shown {
+		t.Errorf("the panel showed %d characters, drawn afresh it shows %d", len(shown), len(fresh))
+	}
+}

@@ -55,14 +55,25 @@ function keep(k, m) {
 }
 
 // watchPanel shows the frames of runId seen since the page loaded, and new
-// ones as they arrive while the panel is on the page.
+// ones as they arrive while the panel is on the page. A new frame leaves the
+// panel where the user scrolled it (scrolled to the bottom, it follows) and
+// a text selection in it: the text changes only at its ends, frames dropped
+// at the start and new ones added at the end.
 export function watchPanel(runId, stream) {
-  const log = h('pre', { class: 'frames', tabindex: '0', 'aria-label': 'Event frames of ' + runId, 'data-frames': runId });
+  const text = document.createTextNode('');
+  const log = h('pre', { class: 'frames', tabindex: '0', 'aria-label': 'Event frames of ' + runId, 'data-frames': runId }, text);
   const count = h('span', { class: 'count' });
   const state = h('p', { class: 'hint' });
+  let shown = []; // the frames in text, oldest first
   const show = () => {
     const k = frames.get(runId) || kept();
-    log.textContent = k.list.map((m) => m.text).join('');
+    const first = k.list.length ? shown.indexOf(k.list[0]) : -1; // frames dropped since
+    const stay = shown.length - first;
+    if (first >= 0 && k.list[stay - 1] === shown[shown.length - 1]) {
+      text.deleteData(0, shown.slice(0, first).reduce((n, m) => n + m.text.length, 0));
+      text.appendData(k.list.slice(stay).map((m) => m.text).join(''));
+    } else text.data = k.list.map((m) => m.text).join('');
+    shown = k.list.slice();
     count.textContent = k.list.length + (k.list.length === 1 ? ' frame' : ' frames') +
       (k.dropped ? ' (' + k.dropped + ' older dropped)' : '');
   };
@@ -76,8 +87,9 @@ export function watchPanel(runId, stream) {
     drawing = true;
     requestAnimationFrame(() => {
       drawing = false;
+      const follow = log.scrollTop + log.clientHeight >= log.scrollHeight - 2;
       show();
-      log.scrollTop = log.scrollHeight;
+      if (follow) log.scrollTop = log.scrollHeight;
     });
   } };
   watchers.add(w);

@@ -249,3 +249,49 @@ func TestBrowserRefreshAfterCheckout(t *testing.T) {
 		t.Errorf("after Load more the view shows %d runs, want the namespace's %d in order, each once", len(got), len(left))
 	}
 }
+
+// TestBrowserRefreshAfterBurst: 300 runs created while a refresh of 100
+// loaded runs waits (as in a background tab) are read in two pages — the 100
+// it showed, then the rest up to the last run loaded in one page of up to
+// 1,000 — and the refresh queued meanwhile in one; the rest was read 50 at
+// a time.
+func TestBrowserRefreshAfterBurst(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	for i := 0; i < 100; i++ {
+		submitRun(t, srv.URL(), "")
+	}
+	ctx := browser(t)
+	do(t, ctx, "open the runs", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs"))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	const rows = `document.querySelectorAll('#runs-body tbody tr').length`
+	until(t, ctx, rows+` === 50`, "the first page")
+	eval[bool](t, ctx, `[...document.querySelectorAll('main button')].find((b) => b.textContent === 'Load more').click(), true`)
+	until(t, ctx, rows+` === 100`, "Load more brings the view to 100 runs")
+	// Listing calls wait until released, and are counted from then on.
+	eval[bool](t, ctx, `(() => {
+		window.runCalls = 0;
+		let release;
+		window.released = new Promise((ok) => { release = ok; });
+		window.release = release;
+		const f = window.fetch;
+		window.fetch = (u, o) => String(u).includes('/hermes/runs?')
+			? window.released.then(() => { window.runCalls++; return f(u, o); }) : f(u, o);
+		return true;
+	})()`)
+	if _, err := srv.Control().Clock().Advance(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i++ {
+		submitRun(t, srv.URL(), "")
+	}
+	time.Sleep(500 * time.Millisecond) // the frames arrive, the refreshes wait
+	eval[bool](t, ctx, `(window.release(), true)`)
+	until(t, ctx, rows+` === 400`, "the refresh shows the 300 new runs and the 100 loaded")
+	time.Sleep(time.Second) // a further call would have been made
+	if got, want := eval[[]string](t, ctx, `[...document.querySelectorAll('#runs-body tbody tr td:first-child a')].map((a) => a.textContent)`), listRuns(t, srv, 400); !slices.Equal(got, want) {
+		t.Errorf("after the refresh the view shows %d runs, want the namespace's 400 in order, each once", len(got))
+	}
+	if n := eval[float64](t, ctx, `window.runCalls`); n != 3 {
+		t.Errorf("the refreshes made %v listing calls, want 3", n)
+	}
+}

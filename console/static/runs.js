@@ -85,13 +85,15 @@ export function runsView(ctx) {
   // keepMax, page after page: each page starts at the cursor the previous
   // one ended with, so a run created or removed meanwhile is neither shown
   // twice nor skipped. The pages are sized to end at through when nothing
-  // changed; when through falls inside one, that page is asked again ending
-  // there, for the cursor after it. When no run down to through is left,
-  // it is the newest page again.
+  // changed (past as many runs as shown, they are of pageMax); when through
+  // falls inside one, that page is asked again ending there, for the cursor
+  // after it. When no run down to through is left, it is the newest page
+  // again.
   async function reload(status) {
     let got = [], after = '';
     for (;;) {
-      const limit = Math.min(pageMax, keepMax - got.length, Math.max(page, rows.length - got.length));
+      const guess = rows.length - got.length;
+      const limit = Math.min(pageMax, keepMax - got.length, guess > 0 ? guess : pageMax);
       let res = await fetchPage(status, limit, after);
       if (!res.ok) return { res };
       let part = (res.data && res.data.runs) || [];

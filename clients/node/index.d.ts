@@ -40,7 +40,7 @@ export interface ServerOptions {
   args?: string[];
   /** The binary; default HERMES_EMULATOR_BIN, else `hermes-emulator` on PATH. */
   bin?: string;
-  /** How long to wait for the binary to listen; default 10000 ms. */
+  /** How long the whole start may take (the binary's stderr read to its end on a failure included); default 10000 ms. */
   startTimeoutMs?: number;
 }
 

@@ -141,12 +141,16 @@ export async function createServer(options = {}) {
     stderr = (stderr + chunk).slice(-4096);
   });
   const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const stderrClosed = new Promise((resolve) => child.stderr.once("close", resolve));
 
   let url;
   try {
-    url = await listening(child, exited, () => stderr, options.startTimeoutMs ?? 10_000);
+    url = await listening(child, exited, stderrClosed, () => stderr, options.startTimeoutMs ?? 10_000);
   } catch (err) {
     child.kill("SIGKILL");
+    // A process the binary started may still hold its pipes: they must not keep this process alive.
+    child.stdout.destroy();
+    child.stderr.destroy();
     untrack(child);
     throw err;
   }
@@ -172,8 +176,12 @@ export async function createServer(options = {}) {
   };
 }
 
-/** Resolves with the base URL from the banner, or rejects when the child exits or is too slow. */
-function listening(child, exited, stderr, timeoutMs) {
+/**
+ * Resolves with the base URL from the banner, or rejects when the child exits or is too slow: within
+ * timeoutMs in all.
+ */
+function listening(child, exited, stderrClosed, stderr, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => {
@@ -195,11 +203,25 @@ function listening(child, exited, stderr, timeoutMs) {
       clearTimeout(timer);
       reject(new EmulatorError(`cannot start ${child.spawnfile}: ${err.message}`));
     });
-    exited.then(({ code, signal }) => {
+    exited.then(async ({ code, signal }) => {
+      if (out === null) return; // it listened: close() or a later exit, not a failed start
       clearTimeout(timer);
+      // The reason is on stderr, whose last chunks may still be unread when "exit" comes: read it to its
+      // end, within what is left of timeoutMs (a process the binary started may hold it open).
+      await within(stderrClosed, deadline - Date.now());
       reject(new EmulatorError(`hermes-emulator exited (${signal ?? `code ${code}`}) before listening: ${stderr().trim()}`));
     });
   });
+}
+
+/** Resolves when promise does, or after ms, whichever comes first. */
+async function within(promise, ms) {
+  let timer;
+  try {
+    await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -92,6 +92,37 @@ test("a binary that cannot start rejects with its stderr", async () => {
   await assert.rejects(createServer({ bin: "/nonexistent/hermes-emulator" }), (err) => err instanceof EmulatorError);
 });
 
+/** A fake binary: a shell script named hermes-emulator in a temporary directory removed after the test. */
+function fakeBinary(t, script) {
+  const dir = mkdtempSync(join(tmpdir(), "hermes-bin-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const bin = join(dir, "hermes-emulator");
+  writeFileSync(bin, `#!/bin/sh\n${script}`);
+  chmodSync(bin, 0o755);
+  return bin;
+}
+
+test("a failed start waits for the whole stderr: the reason may come after the exit", async (t) => {
+  // The "exit" event can come before stderr's last chunk was read (seen as an empty reason under load).
+  // Here the reason is written after the exit, by a process the binary left behind.
+  const bin = fakeBinary(t, "(exec >&-; sleep 0.5; echo 'the reason, late' >&2) &\nexit 3\n");
+  await assert.rejects(createServer({ bin }), {
+    name: "EmulatorError",
+    message: "hermes-emulator exited (code 3) before listening: the reason, late",
+  });
+});
+
+test("a failed start whose stderr stays open still rejects within startTimeoutMs", async (t) => {
+  // A process the binary started holds stderr for 5 s: the wait for its end is bounded by the start's.
+  const bin = fakeBinary(t, "echo 'the reason' >&2\n(exec >&-; sleep 5) &\nexit 3\n");
+  const began = Date.now();
+  await assert.rejects(createServer({ bin, startTimeoutMs: 1000 }), {
+    name: "EmulatorError",
+    message: "hermes-emulator exited (code 3) before listening: the reason",
+  });
+  assert.ok(Date.now() - began < 3000, `took ${Date.now() - began} ms`);
+});
+
 test("adminKey locks the control plane; control sends the key", async (t) => {
   const server = await createServer({ adminKey: "s3cret" });
   t.after(() => server.close());

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from hermes_emulator import ControlError, EmulatorError, HermesEmulator, find_binary, serve_args
+from hermes_emulator import Control, ControlError, EmulatorError, HermesEmulator, find_binary, serve_args
 
 
 def alive(pid):
@@ -160,6 +161,40 @@ def test_admin_key_and_control_errors():
         e = err.value
         assert (e.status, e.code, e.type, e.message) == (404, "run_not_found", "invalid_request_error", "Run not found: run_missing")
         assert str(e) == "POST /__admin/hermes/runs/run_missing/observe: 404 Run not found: run_missing (run_not_found)"
+
+
+def test_a_control_call_to_an_emulator_that_does_not_answer_raises_timeout_error_after_timeout():
+    # A listening socket that never accepts: the connection is made (the backlog), no answer ever comes.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = "http://127.0.0.1:%d" % silent.getsockname()[1]
+        assert Control(url).timeout == 30.0
+        control = Control(url, timeout=0.3).in_namespace("slow")
+        assert control.timeout == 0.3, "in_namespace keeps it"
+        began = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"^GET /__admin/clock: no answer within 0.3 s$"):
+            control.clock()
+        assert time.monotonic() - began < 5
+
+
+def test_timeout_bounds_get_and_post_and_0_is_no_limit():
+    # A fault rule's delayMs above the timeout: the call raises TimeoutError (it was a fixed,
+    # undocumented 30 s); timeout=0 waits as long as the emulator takes.
+    with HermesEmulator(timeout=0.5) as emu:
+        assert (emu.timeout, emu.control.timeout) == (0.5, 0.5)
+        emu.control.add_fault({"operationId": "RunCreate", "delayMs": 1500, "count": 1})
+        with pytest.raises(TimeoutError, match=r"^POST /v1/runs: no answer within 0.5 s$"):
+            emu.post("/v1/runs", {"input": "x"})
+        emu.control.add_fault({"operationId": "RunGet", "delayMs": 1500, "count": 2})
+        with pytest.raises(TimeoutError, match=r"^GET /v1/runs/run_x: no answer within 0.5 s$"):
+            emu.get("/v1/runs/run_x")
+        emu.timeout = 0
+        with pytest.raises(ControlError) as err:
+            emu.get("/v1/runs/run_x")  # after 1.5 s
+        assert err.value.code == "run_not_found"
+    with HermesEmulator() as emu:
+        assert (emu.timeout, emu.control.timeout) == (30.0, 30.0)
 
 
 def test_control_sends_the_key_the_binary_took_from_the_environment_or_args(monkeypatch):

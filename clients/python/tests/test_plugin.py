@@ -50,6 +50,15 @@ def test_lost_response_and_keyed_retry(hermes_emulator):
     assert hermes_emulator.control.count(operationId="RunCreate") == 2
 
 
+def test_the_fixture_takes_the_servers_timeout_and_a_test_may_change_its_own(hermes_emulator):
+    assert (hermes_emulator.timeout, hermes_emulator.control.timeout) == (30.0, 30.0)
+    hermes_emulator.timeout = 0.5
+    hermes_emulator.control.add_fault({"operationId": "RunGet", "delayMs": 1500, "count": 1})
+    with pytest.raises(TimeoutError, match=rf"^GET /ns/{hermes_emulator.namespace}/v1/runs/run_x: no answer within 0.5 s$"):
+        hermes_emulator.get("/v1/runs/run_x")
+    assert hermes_emulator.server.timeout == 30.0, "the session's server keeps its own"
+
+
 left_behind = {}
 
 

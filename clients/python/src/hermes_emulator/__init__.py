@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Any, Mapping, Optional, Sequence
 
-from ._control import Control, ControlError, http_json
+from ._control import DEFAULT_TIMEOUT, Control, ControlError, http_json
 
 __all__ = ["HermesEmulator", "Control", "ControlError", "EmulatorError", "find_binary", "serve_args"]
 
@@ -157,13 +157,18 @@ class HermesEmulator:
 
     Use it as a context manager, or call start() and close(). Options map to serve flags: seed (--seed),
     port, host, admin_key, db, scenarios, api_key, log ("off", "pretty" or "json"; logs go to this
-    process's stderr), args (more flags), binary (default: find_binary()), start_timeout (seconds).
-    Attributes once started: url, host, port, pid, control (the default namespace's control plane).
+    process's stderr), args (more flags), binary (default: find_binary()), start_timeout (seconds),
+    timeout (seconds each HTTP call of get, post and control waits for an answer, default 30; 0: no
+    limit; past it the call raises TimeoutError).
+    Attributes once started: url, host, port, pid, control (the default namespace's control plane);
+    timeout (get and post; control.timeout is the control plane's).
     """
 
-    def __init__(self, *, binary: Optional[str] = None, start_timeout: float = 10.0, **options: Any) -> None:
+    def __init__(self, *, binary: Optional[str] = None, start_timeout: float = 10.0,
+                 timeout: float = DEFAULT_TIMEOUT, **options: Any) -> None:
         self._binary = binary
         self._timeout = start_timeout
+        self.timeout = timeout
         self._options = options
         self._args = serve_args(**options)
         self._proc: Optional[subprocess.Popen] = None
@@ -215,7 +220,7 @@ class HermesEmulator:
         self.host, _, port = hostport.rpartition(":")
         self.host = self.host.strip("[]")
         self.port = int(port)
-        self.control = Control(self.url, admin_key=_admin_key_of(self._args, os.environ))
+        self.control = Control(self.url, admin_key=_admin_key_of(self._args, os.environ), timeout=self.timeout)
         return self
 
     def _await_banner(self, lines: "queue.Queue[Optional[str]]") -> str:
@@ -291,10 +296,11 @@ class HermesEmulator:
     def post(self, path: str, body: Any = None, headers: Optional[dict] = None) -> Any:
         """POSTs JSON to the emulator (path like "/v1/runs") and returns the decoded answer.
 
-        A convenience for tests; a non-2xx answer raises ControlError with its status and envelope.
+        A convenience for tests; a non-2xx answer raises ControlError with its status and envelope, no
+        answer within timeout seconds TimeoutError.
         """
-        return http_json("POST", self.url + path, body, headers)
+        return http_json("POST", self.url + path, body, headers, self.timeout)
 
     def get(self, path: str, headers: Optional[dict] = None) -> Any:
-        """GETs JSON from the emulator; a non-2xx answer raises ControlError."""
-        return http_json("GET", self.url + path, None, headers)
+        """GETs JSON from the emulator; a non-2xx answer raises ControlError, none within timeout TimeoutError."""
+        return http_json("GET", self.url + path, None, headers, self.timeout)

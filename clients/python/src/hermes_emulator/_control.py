@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,18 +28,35 @@ class ControlError(Exception):
         super().__init__(f"{method} {path}: {status} {self.message}" + (f" ({self.code})" if self.code else ""))
 
 
-def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] = None) -> Any:
-    """Sends one request with an optional JSON body; returns the decoded 2xx answer (text when not JSON)."""
+DEFAULT_TIMEOUT = 30.0
+"""Seconds an HTTP call of the package waits for the emulator by default, as the Node client's timeoutMs."""
+
+
+def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] = None,
+              timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """Sends one request with an optional JSON body; returns the decoded 2xx answer (text when not JSON).
+
+    timeout: seconds to wait for the connection and for each part of the answer (0: no limit); past it
+    raises TimeoutError naming the call. A fault rule's delayMs above it times the call out.
+    """
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
     if data is not None:
         req.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(req, timeout=30) as res:
+        with urllib.request.urlopen(req, timeout=timeout if timeout > 0 else None) as res:
             text = res.read().decode("utf-8")
             ctype = res.headers.get("Content-Type", "")
     except urllib.error.HTTPError as err:
         raise ControlError(method, url, err.code, err.read().decode("utf-8", "replace")) from None
+    except (urllib.error.URLError, socket.timeout, TimeoutError) as err:
+        # A timeout while connecting comes wrapped in URLError; one while reading, bare. socket.timeout
+        # is TimeoutError from Python 3.10, an OSError of its own before.
+        reason = err.reason if isinstance(err, urllib.error.URLError) else err
+        if not isinstance(reason, (socket.timeout, TimeoutError)):
+            raise
+        path = urllib.parse.urlsplit(url).path
+        raise TimeoutError(f"{method} {path}: no answer within {timeout} s") from err
     return json.loads(text) if ctype.startswith("application/json") else text
 
 
@@ -52,25 +70,32 @@ def _query(query: dict) -> str:
 
 
 class Control:
-    """The control plane of one emulator, acting in one namespace (None = "default")."""
+    """The control plane of one emulator, acting in one namespace (None = "default").
 
-    def __init__(self, base_url: str, namespace: Optional[str] = None, admin_key: Optional[str] = None) -> None:
+    timeout: seconds one call waits for the emulator (default 30, as the Node client's timeoutMs; 0: no
+    limit); past it the call raises TimeoutError naming it. An attribute: set it to change later calls.
+    """
+
+    def __init__(self, base_url: str, namespace: Optional[str] = None, admin_key: Optional[str] = None,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
         self.base_url = base_url.rstrip("/")
         self.namespace = namespace
         self.admin_key = admin_key
+        self.timeout = timeout
 
     def in_namespace(self, namespace: str) -> "Control":
-        """A Control acting in another namespace."""
-        return Control(self.base_url, namespace, self.admin_key)
+        """A Control acting in another namespace, with the same admin key and timeout."""
+        return Control(self.base_url, namespace, self.admin_key, self.timeout)
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
-        """Any control request (path starts with /__admin); the decoded answer, else ControlError."""
+        """Any control request (path starts with /__admin); the decoded answer, else ControlError (or
+        TimeoutError when no answer came within timeout)."""
         headers = {}
         if self.namespace:
             headers["x-mockingbird-namespace"] = self.namespace
         if self.admin_key:
             headers["x-mockingbird-admin-key"] = self.admin_key
-        return http_json(method, self.base_url + path, body, headers)
+        return http_json(method, self.base_url + path, body, headers, self.timeout)
 
     @staticmethod
     def _run(run_id: str, tail: str) -> str:

@@ -41,7 +41,9 @@ class Namespace:
 
     url: the namespaced base URL (``<server>/ns/<name>``) for the code under test; server_url: the
     emulator's root; namespace: the name; headers: {"x-mockingbird-namespace": name}, an alternative to
-    the URL prefix; control: the control plane acting in this namespace; server: the HermesEmulator.
+    the URL prefix; control: the control plane acting in this namespace; server: the HermesEmulator;
+    timeout: seconds get and post wait for an answer (the server's; control.timeout is the control
+    plane's). Setting either changes this test's calls only.
     """
 
     def __init__(self, server: HermesEmulator, namespace: str) -> None:
@@ -51,14 +53,15 @@ class Namespace:
         self.url = f"{server.url}/ns/{namespace}"
         self.headers = {"x-mockingbird-namespace": namespace}
         self.control: Control = server.control.in_namespace(namespace)
+        self.timeout = server.timeout
 
     def post(self, path: str, body: Any = None, headers: Optional[dict] = None) -> Any:
         """POSTs JSON in this namespace and returns the decoded answer (ControlError outside 2xx)."""
-        return http_json("POST", self.url + path, body, headers)
+        return http_json("POST", self.url + path, body, headers, self.timeout)
 
     def get(self, path: str, headers: Optional[dict] = None) -> Any:
         """GETs JSON in this namespace (ControlError outside 2xx)."""
-        return http_json("GET", self.url + path, None, headers)
+        return http_json("GET", self.url + path, None, headers, self.timeout)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

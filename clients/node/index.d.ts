@@ -42,6 +42,8 @@ export interface ServerOptions {
   bin?: string;
   /** How long the whole start may take (the binary's stderr read to its end on a failure included); default 10000 ms. */
   startTimeoutMs?: number;
+  /** How long one call of `control` may take (Control's timeoutMs); default 30000, 0 = no limit. */
+  timeoutMs?: number;
 }
 
 /** A running emulator: a child process, stopped by close() (and when this process exits). */

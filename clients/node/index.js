@@ -161,7 +161,7 @@ export async function createServer(options = {}) {
 
   const { hostname, port } = new URL(url);
   const host = hostname.replace(/^\[(.*)\]$/, "$1"); // an IPv6 literal without the URL's brackets: "::1"
-  const control = new Control(url, { adminKey: adminKeyOf(options, process.env) });
+  const control = new Control(url, { adminKey: adminKeyOf(options, process.env), timeoutMs: options.timeoutMs });
   let closing;
   return {
     url,

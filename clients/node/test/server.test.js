@@ -278,6 +278,16 @@ test("requests({ all: true }) pages every namespace's journal, as clearRequests(
   assert.deepEqual(await paths({ all: true }), []);
 });
 
+test("createServer({ timeoutMs }) is the control's timeoutMs, as HermesEmulator(timeout=) in Python", async (t) => {
+  const server = await createServer({ timeoutMs: 500 });
+  t.after(() => server.close());
+  assert.equal(server.control.timeoutMs, 500);
+  assert.equal(server.control.in("t1").timeoutMs, 500);
+  const plain = await createServer();
+  t.after(() => plain.close());
+  assert.equal(plain.control.timeoutMs, 30000);
+});
+
 test("a control call to an emulator that does not answer rejects after timeoutMs (default 30 s), naming the call", async (t) => {
   const sockets = [];
   const silent = createNetServer((socket) => sockets.push(socket)); // accepts, reads, never answers

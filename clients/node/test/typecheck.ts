@@ -3,7 +3,7 @@
 import { createServer, ControlError, type Run, type RunCreateAccepted, type ScenarioFile } from "hermes-emulator";
 
 export async function scriptARun(): Promise<Run> {
-  const server = await createServer({ seed: 42 });
+  const server = await createServer({ seed: 42, timeoutMs: 60_000 });
   try {
     const res = await fetch(`${server.url}/v1/runs`, {
       method: "POST",

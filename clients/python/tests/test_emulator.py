@@ -197,6 +197,20 @@ def test_timeout_bounds_get_and_post_and_0_is_no_limit():
         assert (emu.timeout, emu.control.timeout) == (30.0, 30.0)
 
 
+def test_post_sends_the_callers_content_type():
+    # application/json only when the caller gives none (it replaced theirs). The journal keeps the
+    # Content-Type of a failed request: {"input": 5} answers 400.
+    sent = [None, {"Content-Type": "application/vnd.test+json"}, {"content-type": "text/plain; charset=utf-8"}]
+    with HermesEmulator() as emu:
+        for headers in sent:
+            with pytest.raises(ControlError) as err:
+                emu.post("/v1/runs", {"input": 5}, headers=headers)
+            assert err.value.status == 400
+        journal = emu.control.requests()["requests"]
+    assert [e["request"]["contentType"] for e in journal] == [
+        "application/json", "application/vnd.test+json", "text/plain; charset=utf-8"]
+
+
 def test_control_sends_the_key_the_binary_took_from_the_environment_or_args(monkeypatch):
     # The pytest plugin's session server takes its flags from --hermes-emulator-arg or HERMES_EMULATOR_*:
     # a key given either way must reach its control client, else every fixture call answers 401.

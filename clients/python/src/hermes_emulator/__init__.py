@@ -294,7 +294,8 @@ class HermesEmulator:
                 stream.close()
 
     def post(self, path: str, body: Any = None, headers: Optional[dict] = None) -> Any:
-        """POSTs JSON to the emulator (path like "/v1/runs") and returns the decoded answer.
+        """POSTs JSON to the emulator (path like "/v1/runs") and returns the decoded answer; the body
+        goes as application/json unless headers give their own Content-Type.
 
         A convenience for tests; a non-2xx answer raises ControlError with its status and envelope, no
         answer within timeout seconds TimeoutError.

@@ -35,13 +35,14 @@ DEFAULT_TIMEOUT = 30.0
 def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] = None,
               timeout: float = DEFAULT_TIMEOUT) -> Any:
     """Sends one request with an optional JSON body; returns the decoded 2xx answer (text when not JSON).
+    The body goes as Content-Type: application/json unless headers give a Content-Type (any case).
 
     timeout: seconds to wait for the connection and for each part of the answer (0: no limit); past it
     raises TimeoutError naming the call. A fault rule's delayMs above it times the call out.
     """
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
-    if data is not None:
+    if data is not None and not req.has_header("Content-type"):  # Request keeps names capitalize()d
         req.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=timeout if timeout > 0 else None) as res:

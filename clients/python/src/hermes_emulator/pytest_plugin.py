@@ -56,7 +56,8 @@ class Namespace:
         self.timeout = server.timeout
 
     def post(self, path: str, body: Any = None, headers: Optional[dict] = None) -> Any:
-        """POSTs JSON in this namespace and returns the decoded answer (ControlError outside 2xx)."""
+        """POSTs JSON in this namespace and returns the decoded answer (ControlError outside 2xx); the
+        body goes as application/json unless headers give their own Content-Type."""
         return http_json("POST", self.url + path, body, headers, self.timeout)
 
     def get(self, path: str, headers: Optional[dict] = None) -> Any:

@@ -150,6 +150,20 @@ def test_start_twice_is_refused():
     emu.start().close()  # once closed, it starts again
 
 
+def test_control_get_and_post_before_start_say_so():
+    # control is typed Control: it raised AttributeError, and get/post ValueError "unknown url type".
+    emu = HermesEmulator()
+    not_started = r"^hermes-emulator is not started: call start\(\) first, or use HermesEmulator in a with block$"
+    with pytest.raises(EmulatorError, match=not_started):
+        emu.control
+    with pytest.raises(EmulatorError, match=not_started):
+        emu.get("/health")
+    with pytest.raises(EmulatorError, match=not_started):
+        emu.post("/v1/runs", {"input": "x"})
+    with emu:
+        assert emu.control.clock()["frozen"] is False
+
+
 def test_admin_key_and_control_errors():
     with HermesEmulator(admin_key="s3cret") as emu:
         with pytest.raises(urllib.error.HTTPError) as raw:

@@ -42,7 +42,8 @@ _BANNER = re.compile(r"listening on (https?://[^\s/\"]+)")
 
 
 class EmulatorError(RuntimeError):
-    """No binary was found, or the binary did not start; the message says why."""
+    """No binary was found, the binary did not start, or the emulator is not in the state a call needs
+    (started twice, used before start()); the message says why."""
 
 
 def find_binary(env: Optional[Mapping[str, str]] = None) -> str:
@@ -177,11 +178,22 @@ class HermesEmulator:
         self.url = ""
         self.host = ""
         self.port = 0
-        self.control: Control
+        self._control: Optional[Control] = None
 
     @property
     def pid(self) -> Optional[int]:
         return self._proc.pid if self._proc else None
+
+    @property
+    def control(self) -> Control:
+        """The control plane of the default namespace; EmulatorError before the first start()."""
+        if self._control is None:
+            raise self._not_started()
+        return self._control
+
+    @staticmethod
+    def _not_started() -> EmulatorError:
+        return EmulatorError("hermes-emulator is not started: call start() first, or use HermesEmulator in a with block")
 
     def __enter__(self) -> "HermesEmulator":
         return self.start()
@@ -220,7 +232,7 @@ class HermesEmulator:
         self.host, _, port = hostport.rpartition(":")
         self.host = self.host.strip("[]")
         self.port = int(port)
-        self.control = Control(self.url, admin_key=_admin_key_of(self._args, os.environ), timeout=self.timeout)
+        self._control = Control(self.url, admin_key=_admin_key_of(self._args, os.environ), timeout=self.timeout)
         return self
 
     def _await_banner(self, lines: "queue.Queue[Optional[str]]") -> str:
@@ -298,10 +310,15 @@ class HermesEmulator:
         goes as application/json unless headers give their own Content-Type.
 
         A convenience for tests; a non-2xx answer raises ControlError with its status and envelope, no
-        answer within timeout seconds TimeoutError.
+        answer within timeout seconds TimeoutError; EmulatorError before the first start().
         """
+        if not self.url:
+            raise self._not_started()
         return http_json("POST", self.url + path, body, headers, self.timeout)
 
     def get(self, path: str, headers: Optional[dict] = None) -> Any:
-        """GETs JSON from the emulator; a non-2xx answer raises ControlError, none within timeout TimeoutError."""
+        """GETs JSON from the emulator; a non-2xx answer raises ControlError, none within timeout
+        TimeoutError; EmulatorError before the first start()."""
+        if not self.url:
+            raise self._not_started()
         return http_json("GET", self.url + path, None, headers, self.timeout)

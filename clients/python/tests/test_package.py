@@ -1,6 +1,7 @@
-"""The package as pip installs it: what the wheel carries."""
+"""The package as pip installs it: what the wheel carries, and the offline installs docs/clients.md gives."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -72,3 +73,47 @@ def test_the_hints_type_check_for_the_oldest_python(tmp_path):
                           str(ROOT / "src" / "hermes_emulator"), str(tmp_path / "consumer.py")],
                          env={**os.environ, "MYPYPATH": str(ROOT / "src")}, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+DOCS = ROOT.parent.parent / "docs" / "clients.md"
+SECTION = "### Installing the Python package\n"
+
+
+def documented_installs():
+    """The sh blocks of the section of docs/clients.md that says how to install the package offline."""
+    text = DOCS.read_text()
+    if SECTION not in text:
+        return []
+    section = re.split(r"\n#{1,3} ", text.split(SECTION, 1)[1], maxsplit=1)[0]
+    return re.findall(r"```sh\n(.*?)```", section, re.S)
+
+
+def can_make_venvs_that_build():
+    """venv with pip (ensurepip; Debian: python3-venv) and wheel, for --no-build-isolation."""
+    res = subprocess.run([sys.executable, "-c", "import ensurepip, venv, wheel"], capture_output=True, timeout=60)
+    return res.returncode == 0 and can_build_wheels()
+
+
+@pytest.mark.skipif(not can_make_venvs_that_build(),
+                    reason="needs venv, pip, setuptools>=61 and wheel (Debian: python3-venv python3-wheel)")
+def test_the_documented_offline_installs_work(tmp_path):
+    """docs/clients.md's ways to install the package offline, run as written (python3 being this
+    interpreter, <clone> a copy): a plain `pip install <clone>/clients/python` fetches setuptools (build
+    isolation) and Debian's system Python refuses it (PEP 668). Each gives a test the fixture."""
+    ways = documented_installs()
+    assert len(ways) == 2, f"{DOCS}: expected two sh blocks under {SECTION.strip()!r}"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_INDEX_URL")}
+    for i, way in enumerate(ways):
+        clone = tmp_path / f"clone{i}"  # each its own: the install leaves an egg-info in the clone
+        shutil.copytree(ROOT, clone / "clients" / "python",
+                        ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info", "tests"))
+        script = way.replace("<clone>", str(clone))
+        script = re.sub(r"(^|\s)python3 ", lambda m: m.group(1) + sys.executable + " ", script, flags=re.M)
+        work = tmp_path / f"way{i}"
+        work.mkdir()
+        (work / "test_consumer.py").write_text(
+            "def test_submit(hermes_emulator):\n"
+            "    assert hermes_emulator.post('/v1/runs', {'input': 'x'})['status'] == 'started'\n")
+        res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0 and "1 passed" in res.stdout, script + res.stdout[-2000:] + res.stderr[-2000:]

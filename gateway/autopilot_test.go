@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
+	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
 const modelScenario = `{"scenarios":[{"name":"m","match":{"input":"^go"},"steps":[
@@ -20,7 +22,9 @@ const modelScenario = `{"scenarios":[{"name":"m","match":{"input":"^go"},"steps"
 	"on_stop":[{"after":40,"observe":{"status":"cancelled"}}]}]}`
 
 // TestAutopilotModel drives admissions, answers, stops, manual observations,
-// clock advances, checkpoints, checkouts, restarts and resets at random on a
+// clock advances (now and then past the 24 h of durable retention), checkpoints,
+// checkouts, logical and real restarts (a new Gateway on the same store: the
+// reservations are then read on demand) and resets at random on a
 // frozen clock, and checks after every step every invariant the gateway holds
 // (check: every branch's State, the due-step queue following the cursors of
 // every main branch, timelines, transports), and that an advance leaves
@@ -38,6 +42,23 @@ func TestAutopilotModel(t *testing.T) {
 	g.auto.sets.Default = set
 	g.opts.OnScenarioStep = func(string) { fired++ }
 	g.mu.Unlock()
+	restarts := 0
+	store := &expiries{Store: g.db}
+	restart := func() { // a real restart: a new process on the same store
+		g.Close()
+		opts := g.opts
+		opts.OnScenarioStep = func(string) { fired++ }
+		ng, err := New(store, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ng.Close() })
+		ng.mu.Lock()
+		ng.auto.sets.Default = set
+		ng.mu.Unlock()
+		g = ng
+		restarts++
+	}
 	clock := func(body string) {
 		v, _ := runs.Parse([]byte(body))
 		if _, err := g.SetClock(v); err != nil {
@@ -103,7 +124,11 @@ func TestAutopilotModel(t *testing.T) {
 		case 4:
 			_, _ = g.Observe(ns, pick(), runs.ObjectValue(&runs.Obj{Keys: []string{"status"}, Vals: []runs.Value{runs.StringValue("completed")}}), true)
 		case 5, 6:
-			clock(`{"advance":` + strconv.Itoa(rng.IntN(200)) + `}`)
+			advance := rng.IntN(200)
+			if rng.IntN(200) == 0 {
+				advance = 86400000 + rng.IntN(3600000) // keyed admissions prune (runs-api §11.3)
+			}
+			clock(`{"advance":` + strconv.Itoa(advance) + `}`)
 			g.mu.Lock()
 			if e, ok := g.auto.due.Earliest(); ok && e.Due <= g.nowMs() {
 				g.mu.Unlock()
@@ -125,9 +150,16 @@ func TestAutopilotModel(t *testing.T) {
 			if rng.IntN(10) != 0 { // rarely: they drop every run of the namespace
 				break
 			}
-			if rng.IntN(3) == 0 {
+			switch rng.IntN(4) {
+			case 0:
 				_, _ = g.Reset(ns, false)
-			} else {
+			case 1:
+				restart()
+				cps = nil             // timelines are not kept (runs-api §10.4)
+				if rng.IntN(2) == 0 { // a day later: the file's old terminal runs expire
+					clock(`{"advance":` + strconv.Itoa(86400000+rng.IntN(3600000)) + `}`)
+				}
+			default:
 				_, _ = g.Restart(ns, rng.IntN(2) == 0)
 			}
 		}
@@ -142,10 +174,25 @@ func TestAutopilotModel(t *testing.T) {
 		}
 	}
 	if fired < 1000 || seen[runs.Completed] == 0 || seen[runs.Failed] == 0 || seen[runs.Cancelled] == 0 || seen[runs.WaitingForApproval] == 0 ||
-		keyed["created"] == 0 || keyed["replayed"] == 0 || keyed["conflict"] == 0 {
+		keyed["created"] == 0 || keyed["replayed"] == 0 || keyed["conflict"] == 0 || restarts == 0 || store.n == 0 {
 		t.Fatalf("fired %d steps; statuses %v; answers %v; keyed %v", fired, seen, answered, keyed)
 	}
-	t.Logf("fired %d steps; statuses %v; answers %v; keyed %v", fired, seen, answered, keyed)
+	t.Logf("fired %d steps; statuses %v; answers %v; keyed %v; %d real restarts, %d prunes of the file's rows", fired, seen, answered, keyed, restarts, store.n)
+}
+
+// expiries counts the durable prunes of start-up rows (storage.Expiry).
+type expiries struct {
+	storage.Store
+	n int
+}
+
+func (e *expiries) Apply(ctx context.Context, bs ...storage.Batch) error {
+	for _, b := range bs {
+		if b.Expire != nil {
+			e.n++
+		}
+	}
+	return e.Store.Apply(ctx, bs...)
 }
 
 // At most MaxNamespaces namespaces hold a scenario set (or its deletion) of

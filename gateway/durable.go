@@ -16,6 +16,10 @@ func bg() context.Context { return context.Background() }
 // read, with owners local:false, alive:false; counters and scope continue;
 // the sweep schedule starts at now + 60 s; the clock state is restored.
 func (g *Gateway) load() error {
+	// The rows the previous process's prunes marked are gone (storage.Expiry).
+	if err := g.db.DropExpired(bg()); err != nil {
+		return fmt.Errorf("gateway: load: %w", err)
+	}
 	spaces, clock, err := g.db.LoadMeta(bg())
 	if err != nil {
 		return fmt.Errorf("gateway: load: %w", err)

@@ -112,9 +112,7 @@ func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec
 		UpdatedAt: updatedAt(rec), Owner: before.Owner}.WithRecord(rec, nil)
 	var nr *state.Reservation
 	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
-		n := *r
-		n.Record, n.Status, n.UpdatedAt = x.g.durableText(c, rec), c.Status, x.now()
-		nr = &n
+		nr = r.Rewritten(x.g.durableText(c, rec), c.Status, x.now())
 	}
 	x.putRun(id, c, nr)
 	return c
@@ -137,9 +135,7 @@ func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
 		now := x.now()
 		rec := runs.Interrupt(rec, now)
 		c = state.Cached{Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}.WithRecord(rec, nil)
-		n := *r
-		n.Record, n.Status, n.UpdatedAt = x.g.durableText(c, rec), runs.Interrupted, now
-		nr = &n
+		nr = r.Rewritten(x.g.durableText(c, rec), runs.Interrupted, now)
 	}
 	x.putRun(id, c, nr)
 	return c, true
@@ -198,14 +194,19 @@ func (x *tx) sweep(at float64) int {
 	return len(doomed)
 }
 
-// prune deletes terminal reservations older than 24 hours (runs-api §11.3).
+// prune deletes terminal reservations older than 24 hours (runs-api §11.3):
+// those in memory one by one, the start-up rows of --db all at once, the
+// store in one statement (state.PruneStartup, storage.Expiry).
 func (x *tx) prune() {
 	now := x.now()
-	// Every expired updatedAt is below now − DurableRetention + 1 (the bound
-	// allows for the rounding of the subtraction).
-	before := now - runs.DurableRetention + 1
-	for _, k := range x.st.Prunable(before, func(updatedAt float64) bool { return runs.Expired(updatedAt, now, runs.DurableRetention) }) {
+	for _, k := range x.st.Prunable(func(updatedAt float64) bool { return runs.Expired(updatedAt, now, runs.DurableRetention) }) {
 		x.delRes(k.Scope, k.Key)
+	}
+	if x.st.PruneStartup(now) {
+		x.dirty = true
+		if x.durable {
+			x.batch.Expire = &storage.Expiry{Now: now, Age: runs.DurableRetention}
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ func benchFile(b *testing.B, n int) string {
 		rec := fmt.Sprintf(`{"created_at":%v,"last_event":"run.completed","model":"hermes-agent","object":"hermes.run",`+
 			`"output":"done","run_id":"%s","session_id":"%s","status":"completed","updated_at":%v}`, at, id, id, at)
 		rows[i] = &storage.Reservation{Scope: "scope", Key: fmt.Sprint("key-", i), Fingerprint: "fp", RunID: id,
-			RunN: int64(i + 1), OwnerScope: "scope", Keyed: true, Local: true, Alive: true, Record: []byte(rec), UpdatedAt: at}
+			RunN: int64(i + 1), OwnerScope: "scope", Keyed: true, Local: true, Alive: true, Record: []byte(rec), UpdatedAt: at, Terminal: true}
 	}
 	meta := &storage.Namespace{Name: "default", RunCounter: int64(n) + 1024}
 	if err := db.Apply(context.Background(), storage.Batch{Namespace: "default", Meta: meta, Upsert: rows}); err != nil {
@@ -44,24 +44,31 @@ func benchFile(b *testing.B, n int) string {
 	return path
 }
 
-// reopen copies the file at template to a new file and opens a gateway on it
-// whose clock reads wall: a real restart.
-func reopen(b *testing.B, template string, wall float64) (*gateway.Gateway, func()) {
+// copyFile copies the file at template to a new file and returns its path.
+func copyFile(b *testing.B, template string) string {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "restart.db")
 	in, err := os.Open(template)
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer in.Close()
 	out, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer out.Close()
 	if _, err := io.Copy(out, in); err != nil {
 		b.Fatal(err)
 	}
-	in.Close()
-	out.Close()
+	return path
+}
+
+// reopen opens a gateway whose clock reads wall on a copy of the file at
+// template: a real restart.
+func reopen(b *testing.B, template string, wall float64) (*gateway.Gateway, func()) {
+	b.Helper()
+	path := copyFile(b, template)
 	db, err := storage.Open(path)
 	if err != nil {
 		b.Fatal(err)

@@ -68,10 +68,6 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 	if key != "" {
 		x.prune()
 		r, _ = x.st.Res(scope, key)
-		if r != nil && runs.IsTerminal(r.Status) && runs.Expired(r.UpdatedAt, x.now(), runs.DurableRetention) {
-			x.delRes(scope, key) // a start-up row prune did not see (disk.go)
-			r = nil
-		}
 	}
 	d := runs.Decide(runs.AdmissionFacts{Reserved: r != nil, SameFingerprint: r != nil && r.Fingerprint == fingerprint,
 		Live: x.st.Live(), Max: x.g.opts.MaxConcurrentRuns})

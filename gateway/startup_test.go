@@ -118,7 +118,9 @@ func TestFailedReadAnswers500(t *testing.T) {
 // After a real restart, a keyed admission prunes every expired terminal
 // reservation of the namespace (runs-api §11.3), also the start-up rows not
 // read yet: the completed run is gone for GET (404, as after a logical
-// restart), the restart counts one reservation, and the file holds one row.
+// restart), the restart counts one reservation, its key admits a new run, and
+// after the next start-up the file holds the two new rows (the prune marked
+// the old one: storage.Expiry).
 // Before, only rows already read were pruned: GET answered 200 and restart
 // retained 2.
 func TestPruneAfterRestartReachesUnreadRows(t *testing.T) {
@@ -136,18 +138,27 @@ func TestPruneAfterRestartReachesUnreadRows(t *testing.T) {
 	g.Close()
 	wall += 86401000
 	g = openAt(t, mem, func() float64 { return wall })
-	defer g.Close()
 	if _, err := g.Create(Main("default"), Creation{Key: "new", Fingerprint: "fp", Sub: &runs.Submission{}}); err != nil {
 		t.Fatal(err)
 	}
 	if body, gerr := g.Get(Main("default"), old.RunID); gerr == nil || gerr.Status != 404 {
 		t.Fatalf("GET of the pruned run: %s %+v, want 404", body, gerr)
 	}
-	if n, _ := mem.CountReservations(bg(), "default"); n != 1 {
-		t.Fatalf("the store holds %d reservations, want 1", n)
-	}
 	if r, rerr := g.Restart("default", false); rerr != nil || r.Retained != 1 {
 		t.Fatalf("restart %+v %v, want 1 retained", r, rerr)
+	}
+	// The pruned key admits a new run: it never answers a replay.
+	if a, err := g.Create(Main("default"), Creation{Key: "old", Fingerprint: "fp", Sub: &runs.Submission{}}); err != nil || a.Replayed || a.RunID == old.RunID {
+		t.Fatalf("the pruned key: %+v %v, want a new run", a, err)
+	}
+	g.Close()
+	g = openAt(t, mem, func() float64 { return wall })
+	defer g.Close()
+	if n, _ := mem.CountReservations(bg(), "default"); n != 2 {
+		t.Fatalf("the store holds %d reservations, want 2", n)
+	}
+	if body, gerr := g.Get(Main("default"), old.RunID); gerr == nil || gerr.Status != 404 {
+		t.Fatalf("GET of the pruned run after the next start-up: %s %+v, want 404", body, gerr)
 	}
 }
 

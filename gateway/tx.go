@@ -194,7 +194,7 @@ func (g *Gateway) commit(x *tx) {
 			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: runs, ApprovalCounter: approvals,
 				ScopeProfile: x.st.ScopeProfile, ScopeIdentity: x.st.ScopeIdentity}
 		}
-		if x.batch.Clear || x.batch.Meta != nil || len(x.batch.Upsert) > 0 || len(x.batch.Delete) > 0 || x.batch.SetOwners != nil {
+		if x.batch.Touches() {
 			g.q.Enqueue(x.batch)
 			x.ns.durRuns, x.ns.durApprovals = runs, approvals
 		}

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"math"
+
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 	"github.com/hermes-emulator/hermes-emulator/storage"
@@ -54,17 +56,12 @@ func (s *State) Sweepable(expired func(updatedAt float64) bool) []string {
 	return expiredKeys(s.sweepable, expired)
 }
 
-// Prunable returns the keys of the terminal reservations whose durable
-// updatedAt expired reports true for, those in memory oldest first, then the
-// start-up rows not read yet (disk.go) oldest first: each walk stops at the
-// first that is not expired. Every expired updatedAt is less than before (the
-// start-up rows are read up to it).
-func (s *State) Prunable(before float64, expired func(updatedAt float64) bool) []storage.ReservationKey {
-	out := expiredKeys(s.prunable, expired)
-	if s.disk != nil {
-		out = append(out, s.diskPrunable(before, expired)...)
-	}
-	return out
+// Prunable returns the keys of the terminal reservations in memory whose
+// durable updatedAt expired reports true for, oldest first: the walk stops at
+// the first that is not expired. The start-up rows not in memory are
+// PruneStartup's (disk.go).
+func (s *State) Prunable(expired func(updatedAt float64) bool) []storage.ReservationKey {
+	return expiredKeys(s.prunable, expired)
 }
 
 // Approvals returns a copy of run id's pending approval events, oldest first
@@ -136,6 +133,6 @@ func (s *State) Reserved() int { return s.nRes }
 // of them, when first asked for (disk.go): for a start-up with --db.
 func (s *State) ReadOnDemand(store storage.Store, ns string, count int) {
 	if count > 0 {
-		s.disk, s.nRes = newDiskRows(store, ns), count
+		s.disk, s.nRes, s.prunedAt = newDiskRows(store, ns), count, math.Inf(-1)
 	}
 }

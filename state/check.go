@@ -65,6 +65,9 @@ func (s *State) Check() error {
 		if s.disk != nil && !s.isMasked(k) {
 			return fmt.Errorf("reservation %q is in memory but its start-up row is not masked", k)
 		}
+		if r.Terminal != runs.IsTerminal(r.Status) {
+			return fmt.Errorf("reservation %q (%s) says Terminal %v", k, r.Status, r.Terminal)
+		}
 		if runs.IsTerminal(r.Status) {
 			prunable++
 			if _, ok := s.prunable.Get(aged[storage.ReservationKey]{r.UpdatedAt, k}); !ok {
@@ -81,17 +84,11 @@ func (s *State) Check() error {
 	if prunable != s.prunable.Len() {
 		return fmt.Errorf("prunable %d, counted %d", s.prunable.Len(), prunable)
 	}
-	if s.pruned != nil && s.disk == nil {
-		return fmt.Errorf("a prune cursor without start-up rows")
-	}
-	if s.pruned != nil {
-		for it := s.disk.terms.Iterator(); !it.Done(); {
-			a, _, _ := it.Next()
-			if (agedComparer[storage.ReservationKey]{compareRes}).Compare(a, *s.pruned) > 0 {
-				break
-			}
-			if !s.isMasked(a.key) {
-				return fmt.Errorf("start-up row %q is behind the prune cursor but not masked", a.key)
+	if d := s.disk; d != nil {
+		c := agedComparer[storage.ReservationKey]{compareRes}
+		for i, a := range d.expiring {
+			if i > 0 && c.Compare(d.expiring[i-1], a) >= 0 || a.at >= d.scanned {
+				return fmt.Errorf("expiring row %d (%v) is out of order or not before %v", i, a, d.scanned)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package state
 import (
 	"context"
 	"math"
+	"slices"
+	"sort"
 
 	"github.com/benbjohnson/immutable"
 
@@ -16,31 +18,35 @@ import (
 // row the same way), so start-up cost and memory do not grow with the file.
 //
 // Every State of the namespace that descends from start-up shares one
-// diskRows and sees a row unless it masked its key (State.masked): a State
-// that changed or removed a row keeps its own version in memory.
+// diskRows and sees a row unless it masked its key (State.masked) — a State
+// that changed or removed a row keeps its own version in memory — or pruned
+// it (State.prunedAt).
 //
-// Invariant: a key not in orig has, in the store, the row it had at
-// start-up. Every key is read and recorded in orig before it is first
-// written — State.DelRes reads it so before masking — so what orig does not
-// hold the store still answers as at start-up; what orig holds is that
-// start-up row (nil: none). After all() (a checkout of main, a logical
-// restart, a repair, which rewrite whole namespaces), orig holds every row
-// and the store is not read again.
+// Invariant: a key not in orig has, in the store, the row it had at start-up.
+// Every key is read and recorded in orig before it is first written —
+// State.DelRes reads it so before masking — so what orig does not hold the
+// store still answers as at start-up; what orig holds is that start-up row
+// (nil: none). A durable prune does not delete a row, it marks it
+// (storage.Expiry), so older States still read it. After all() (a checkout of
+// main, a logical restart, a repair, which rewrite whole namespaces),
+// orig holds every row and the store is not read again.
 //
-// The durable prune (runs-api §11.3) also reaches start-up rows not read yet:
-// terms indexes every terminal start-up row orig holds by (updatedAt, key),
-// and every terminal start-up row updated before scanned is in orig (scan
-// reads them). A State walks terms from its own cursor (State.pruned).
+// The durable prune (runs-api §11.3) reaches the start-up rows not read yet
+// without reading them: expiring lists every terminal start-up row updated
+// before scanned, by (updatedAt, key) — from the store's index for the keys
+// orig does not hold, from terms (orig's terminal rows by age) for the others
+// — so that a State counts the rows its prune takes (State.PruneStartup).
 type diskRows struct {
 	store       storage.Store
 	ns          string
-	orig        map[storage.ReservationKey]*Reservation // the row of each key at start-up (nil: none)
-	byRun       map[string][]storage.ReservationKey     // run id → keys in orig whose start-up row has it
-	runsRead    map[string]bool                         // run ids whose start-up rows orig holds (ofRun read them)
-	withoutRows int                                     // ids in runsRead without start-up rows
-	complete    bool                                    // orig holds every row
-	terms       *immutable.SortedMap[aged[storage.ReservationKey], struct{}]
-	scanned     float64 // every terminal start-up row updated before it is in orig
+	orig        map[storage.ReservationKey]*Reservation                      // the row of each key at start-up (nil: none)
+	byRun       map[string][]storage.ReservationKey                          // run id → keys in orig whose start-up row has it
+	runsRead    map[string]bool                                              // run ids whose start-up rows orig holds (ofRun read them)
+	withoutRows int                                                          // ids in runsRead without start-up rows
+	complete    bool                                                         // orig holds every row
+	terms       *immutable.SortedMap[aged[storage.ReservationKey], struct{}] // orig's terminal rows by (updatedAt, key)
+	expiring    []aged[storage.ReservationKey]                               // every terminal start-up row updated before scanned, in order
+	scanned     float64
 }
 
 // maxRunsWithoutRows bounds the run ids without start-up rows that ofRun
@@ -70,30 +76,44 @@ func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
 	d.orig[k] = r
 	if r != nil {
 		d.byRun[r.RunID] = append(d.byRun[r.RunID], k)
-		if runs.IsTerminal(r.Status) {
+		if r.Terminal {
 			d.terms = d.terms.Set(aged[storage.ReservationKey]{r.UpdatedAt, k}, struct{}{})
 		}
 	}
 }
 
-// scan reads into orig every terminal start-up row updated before before
-// (the store once per range: later calls read only what is newer than what
-// was read). A row of a key orig holds is not a start-up row (it was read
-// before it was written); the others are, as the store still holds them.
-// Unfinished rows are not kept: a prune never takes them.
+// scan extends expiring to the terminal start-up rows updated before before
+// (the store once per range of time: each call reads only what is newer than
+// what was read). The store's rows of keys orig holds may not be start-up
+// rows (they were read before being written): terms gives those. Only keys
+// and times are read, no record, and nothing is kept in orig.
 func (d *diskRows) scan(before float64) {
-	if d.complete || before <= d.scanned {
+	if before <= d.scanned {
 		return
 	}
-	rows, err := d.store.ReservationsUpdatedIn(context.Background(), d.ns, d.scanned, before)
-	if err != nil {
-		panic(runs.Storage(err))
-	}
-	for _, row := range rows {
-		if r := diskRow(row); runs.IsTerminal(r.Status) {
-			d.record(resKey(row.Scope, row.Key), r)
+	var band []aged[storage.ReservationKey]
+	if !d.complete {
+		rows, err := d.store.TerminalIn(context.Background(), d.ns, d.scanned, before)
+		if err != nil {
+			panic(runs.Storage(err))
+		}
+		for _, row := range rows {
+			if _, read := d.orig[row.Key]; !read {
+				band = append(band, aged[storage.ReservationKey]{row.UpdatedAt, row.Key})
+			}
 		}
 	}
+	it := d.terms.Iterator()
+	it.Seek(aged[storage.ReservationKey]{at: d.scanned})
+	for !it.Done() {
+		a, _, _ := it.Next()
+		if a.at >= before {
+			break
+		}
+		band = append(band, a)
+	}
+	slices.SortFunc(band, agedComparer[storage.ReservationKey]{compareRes}.Compare)
+	d.expiring = append(d.expiring, band...)
 	d.scanned = before
 }
 
@@ -161,37 +181,44 @@ func (d *diskRows) all() {
 	for _, row := range rows {
 		d.record(resKey(row.Scope, row.Key), diskRow(row))
 	}
-	d.complete, d.scanned = true, math.Inf(1)
+	d.complete = true
 }
 
-// diskPrunable returns the keys of the terminal start-up rows s still sees
-// whose updatedAt expired reports true for, oldest first; every expired one
-// is updated before before. s's cursor moves past the rows s masked, so each
-// is walked over once.
-func (s *State) diskPrunable(before float64, expired func(updatedAt float64) bool) []storage.ReservationKey {
+// PruneStartup is the durable prune at now (runs-api §11.3) of the start-up
+// rows s sees, read or not: each terminal one whose updatedAt expired is gone
+// for s from now on (s.prunedAt moves to now; none is read or masked), and
+// Reserved counts them out. It reports whether it took any: the store then
+// marks them with one statement (storage.Expiry). The reservations in memory
+// are Prunable's.
+func (s *State) PruneStartup(now float64) bool {
+	if s.disk == nil || now <= s.prunedAt {
+		return false // expiry only grows with now: nothing more to take
+	}
 	d := s.disk
-	d.scan(before)
-	var out []storage.ReservationKey
-	it := d.terms.Iterator()
-	if s.pruned != nil {
-		it.Seek(*s.pruned)
-	}
-	moving := true
-	for !it.Done() {
-		a, _, _ := it.Next()
-		if s.isMasked(a.key) {
-			if moving {
-				s.pruned = &a
-			}
-			continue
+	// Every expired updatedAt is below now − DurableRetention + 1 (the bound
+	// allows for the rounding of the subtraction).
+	d.scan(now - runs.DurableRetention + 1)
+	i := sort.Search(len(d.expiring), func(i int) bool { return !s.pruned(d.expiring[i].at) })
+	taken := 0
+	for ; i < len(d.expiring) && runs.Expired(d.expiring[i].at, now, runs.DurableRetention); i++ {
+		if !s.isMasked(d.expiring[i].key) {
+			taken++
 		}
-		if !expired(a.at) {
-			break
-		}
-		moving = false
-		out = append(out, a.key)
 	}
-	return out
+	s.prunedAt, s.nRes = now, s.nRes-taken
+	return taken > 0
+}
+
+// pruned reports whether s's prunes took a terminal start-up row updated at.
+func (s *State) pruned(at float64) bool { return runs.Expired(at, s.prunedAt, runs.DurableRetention) }
+
+// startup is start-up row r as s sees it: nil when there is none or s pruned
+// it.
+func (s *State) startup(r *Reservation) *Reservation {
+	if r == nil || r.Terminal && s.pruned(r.UpdatedAt) {
+		return nil
+	}
+	return r
 }
 
 // Flatten makes s hold every reservation it sees in memory, without disk:
@@ -202,13 +229,12 @@ func (s *State) Flatten() {
 	}
 	d := s.disk
 	d.all()
-	s.disk, s.pruned = nil, nil
 	for k, r := range d.orig {
-		if r != nil && !s.isMasked(k) {
+		if r = s.startup(r); r != nil && !s.isMasked(k) {
 			s.addRes(k, r)
 		}
 	}
-	s.masked = nil
+	s.disk, s.masked, s.prunedAt = nil, nil, 0
 }
 
 // isMasked reports whether s changed or removed the start-up row of k.
@@ -233,7 +259,7 @@ func (s *State) StartupRows() func() ([]storage.Reservation, error) {
 }
 
 // EachStartupRow calls f with every start-up row s still sees and has not
-// changed (unmasked): orig's where orig holds its key — a key written since
+// changed (unmasked, not pruned): orig's where orig holds its key — a key written since
 // start-up was read first, so orig holds its start-up row — and otherwise
 // stored's, the store's rows as StartupRows read them (not kept). The control
 // plane's run listing walks them (a file's runs are listed before anything
@@ -244,7 +270,7 @@ func (s *State) EachStartupRow(stored []storage.Reservation, f func(r *Reservati
 		return
 	}
 	for k, r := range d.orig {
-		if r != nil && !s.isMasked(k) {
+		if r = s.startup(r); r != nil && !s.isMasked(k) {
 			f(r)
 		}
 	}
@@ -254,7 +280,9 @@ func (s *State) EachStartupRow(stored []storage.Reservation, f func(r *Reservati
 	for _, row := range stored {
 		k := resKey(row.Scope, row.Key)
 		if _, read := d.orig[k]; !read && !s.isMasked(k) {
-			f(diskRow(row))
+			if r := s.startup(diskRow(row)); r != nil {
+				f(r)
+			}
 		}
 	}
 }
@@ -264,7 +292,7 @@ func (s *State) diskOfRun(id string) *Reservation {
 	var best *Reservation
 	_, known := s.runs.Get(id)
 	for _, k := range s.disk.ofRun(id, known) {
-		if r := s.disk.orig[k]; !s.isMasked(k) && (best == nil || r.RunN > best.RunN) {
+		if r := s.startup(s.disk.orig[k]); r != nil && !s.isMasked(k) && (best == nil || r.RunN > best.RunN) {
 			best = r
 		}
 	}

@@ -15,8 +15,9 @@
 //	           its text, or from LargeRecord bytes on its value, exactly one
 //	           of the two, so that versions share a large echoed field — and
 //	           the fields retention and listings read without parsing it),
-//	           Reservation (the storage row and its record's status; never
-//	           changed once made: the in-memory store keeps the very row).
+//	           Reservation (the storage row and its record's status — the
+//	           row's Terminal follows it; never changed once made: the
+//	           in-memory store keeps the very row).
 //	state.go   State, its maps and the run and reservation mutators, which
 //	           keep the indexes in step: a run id's entry holds its cached
 //	           run and the keys of its reservations ordered by the run
@@ -33,13 +34,16 @@
 //	disk.go    with --db, the reservations the file held at start-up, read
 //	           when first asked for. Invariant: a key not yet read has, in the
 //	           store, its start-up row (every key is read before it is
-//	           written). The durable prune reads the terminal rows due for
-//	           it (scan); every row behind a State's prune cursor is masked
-//	           in it.
+//	           written; a durable prune marks rows, it does not delete them).
+//	           The durable prune reads none of them: a State's prune time
+//	           (prunedAt) hides the terminal ones expired at it, and it counts
+//	           them from the keys and ages of the terminal start-up rows
+//	           (expiring, read from the store's index once per range of time).
 //	check.go   Check: walks everything and verifies the invariants of
 //	           state.go; the model tests (state_test.go, disk_test.go,
 //	           FuzzStateModel) and the gateway's (TestAutopilotModel) call it
 //	           after every step. disk.go's invariant needs the store: the disk
 //	           model (TestDiskModel) checks it by comparing every read with a
-//	           State that loaded every row at start-up.
+//	           State that loaded every row at start-up, also after durable
+//	           prunes, logical and real restarts, and what the store holds.
 package state

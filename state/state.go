@@ -76,7 +76,8 @@ func expiredKeys[K any](index *immutable.SortedMap[aged[K], struct{}], expired f
 // key, and its keys are those of the reservations of its run id, ordered by N;
 // nCached counts the cached runs; sweepable holds exactly the cached runs that
 // are completed, failed or cancelled, by UpdatedAt; prunable exactly the
-// terminal reservations, by UpdatedAt; live counts the unfinished local runs;
+// terminal reservations, by UpdatedAt; a reservation is Terminal exactly when
+// its status is; live counts the unfinished local runs;
 // nApprovals and nSteers count the queued entries; without disk, nRes is the
 // number of reservations in res; with disk, every key in res is masked (so
 // DelRes counts a start-up row once).
@@ -104,11 +105,11 @@ type State struct {
 
 	// disk, when set, holds the reservations the store had at start-up
 	// (disk.go); masked are the keys of those this State changed or removed.
-	disk   *diskRows
-	masked *immutable.Map[storage.ReservationKey, struct{}]
-	// pruned, when set, is an entry of disk.terms up to which every entry
-	// is masked (diskPrunable starts there).
-	pruned *aged[storage.ReservationKey]
+	// prunedAt is the latest now this State's durable prune ran at (-Inf:
+	// none): the terminal start-up rows expired at it are gone for it.
+	disk     *diskRows
+	masked   *immutable.Map[storage.ReservationKey, struct{}]
+	prunedAt float64
 }
 
 // New is an empty State: no run, reservation or queue, default scope, no
@@ -227,7 +228,7 @@ func (s *State) Res(scope, key string) (*Reservation, bool) {
 		return r, true
 	}
 	if s.disk != nil && !s.isMasked(k) {
-		if r := s.disk.get(scope, key, false); r != nil {
+		if r := s.startup(s.disk.get(scope, key, false)); r != nil {
 			return r, true
 		}
 	}
@@ -282,7 +283,7 @@ func (s *State) DelRes(scope, key string) {
 	k := resKey(scope, key)
 	if s.disk != nil && !s.isMasked(k) {
 		// The start-up row is read before its key is first written (disk.go).
-		if s.disk.get(scope, key, true) != nil {
+		if s.startup(s.disk.get(scope, key, true)) != nil {
 			s.nRes--
 		}
 		if s.masked == nil {

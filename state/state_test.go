@@ -43,7 +43,7 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 		delete(m.runs, id)
 	case 3, 4: // put a reservation (ids repeat across keys, counters grow)
 		r := &Reservation{Status: status, Reservation: storage.Reservation{Scope: scope, Key: key, RunID: id,
-			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: []byte("{}")}}
+			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: []byte("{}"), Terminal: runs.IsTerminal(status)}}
 		m.st.PutRes(r)
 		m.res[resKey(scope, key)] = r
 	case 5: // remove a reservation
@@ -62,7 +62,7 @@ func modelStep(m *stateModel, saved *[]*stateModel, op, arg byte, step int) {
 		c := &Cached{text: []byte(fmt.Sprint(step)), Status: status, UpdatedAt: float64(arg % 7),
 			Owner: Owner{Scope: scope, Keyed: true, Local: true, Alive: true}}
 		r := &Reservation{Status: status, Reservation: storage.Reservation{Scope: scope, Key: key, RunID: id,
-			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: c.text}}
+			RunN: int64(step), UpdatedAt: float64(arg % 5), Record: c.text, Terminal: runs.IsTerminal(status)}}
 		m.st.PutRunRes(id, c, r)
 		m.runs[id] = c
 		m.res[resKey(scope, key)] = r
@@ -139,7 +139,7 @@ func checkModel(t testing.TB, step int, m *stateModel) {
 		c, _ := m.st.Run(id)
 		gotSweep = append(gotSweep, aged[string]{c.UpdatedAt, id})
 	}
-	for _, k := range m.st.Prunable(3, func(at float64) bool { return at < 3 }) {
+	for _, k := range m.st.Prunable(func(at float64) bool { return at < 3 }) {
 		r, _ := m.st.Res(k.Scope, k.Key)
 		gotPrune = append(gotPrune, aged[string]{r.UpdatedAt, k.Scope + "/" + k.Key})
 	}

@@ -68,7 +68,7 @@ func (c *Cached) Value() *runs.Obj {
 }
 
 // Reservation is the durable row of a keyed submission (runs-api §7) and the
-// status its record holds. The row's Record is the durable copy of the run
+// status its record holds (the row's Terminal follows it). The row's Record is the durable copy of the run
 // record: with --db its text with keys sorted at every level, as the SQLite
 // file holds it like upstream; in memory it may share the cached record's
 // bytes in their vendor order. Hydration sorts the keys either way. Its RunN is the run's counter: of two runs with one id, the
@@ -83,6 +83,14 @@ type Reservation struct {
 // OwnerStamp is r's owner stamp.
 func (r *Reservation) OwnerStamp() Owner {
 	return Owner{Scope: r.OwnerScope, Keyed: r.Keyed, Local: r.Local, Alive: r.Alive}
+}
+
+// Rewritten is a copy of r holding record, of status, written at at (a
+// Reservation is never changed once made); Terminal follows status.
+func (r *Reservation) Rewritten(record []byte, status string, at float64) *Reservation {
+	c := *r
+	c.Record, c.Status, c.UpdatedAt, c.Terminal = record, status, at, runs.IsTerminal(status)
+	return &c
 }
 
 // withOwner is a copy of r with the owner flags local and alive (a

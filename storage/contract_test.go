@@ -33,6 +33,12 @@ func cres(scope, key, id string, n int64, at float64) Reservation {
 		Keyed: true, Local: true, Alive: true, Record: []byte(`{"run_id":"` + id + `"}`), UpdatedAt: at}
 }
 
+// terminal is r with Terminal set.
+func terminal(r Reservation) Reservation {
+	r.Terminal = true
+	return r
+}
+
 func storeContract(t *testing.T, s Store) {
 	ctx := context.Background()
 	spaces, clock, err := s.LoadMeta(ctx)
@@ -43,7 +49,7 @@ func storeContract(t *testing.T, s Store) {
 	err = s.Apply(ctx,
 		Batch{Namespace: "b", Meta: &Namespace{RunCounter: 3, ScopeProfile: "p", ScopeIdentity: "i"}},
 		Batch{Namespace: "a", Meta: &Namespace{Name: "a", RunCounter: 7, ApprovalCounter: 2},
-			Upsert: rows(cres("s", "k2", "run_1", 1, 1), cres("s", "k1", "run_2", 2, tiny), cres("t", "k1", "run_1", 5, 3))},
+			Upsert: rows(terminal(cres("s", "k2", "run_1", 1, 1)), terminal(cres("s", "k1", "run_2", 2, tiny)), cres("t", "k1", "run_1", 5, 3))},
 		Batch{Clock: &Clock{Frozen: true, FrozenMs: 1.5, OffsetMs: -2}})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +59,7 @@ func storeContract(t *testing.T, s Store) {
 	if err != nil || !reflect.DeepEqual(spaces, want) || *clock != (Clock{true, 1.5, -2}) {
 		t.Fatalf("LoadMeta = %+v %+v %v", spaces, clock, err)
 	}
-	if r, ok, err := s.Reservation(ctx, "a", "s", "k1"); err != nil || !ok || !reflect.DeepEqual(r, cres("s", "k1", "run_2", 2, tiny)) {
+	if r, ok, err := s.Reservation(ctx, "a", "s", "k1"); err != nil || !ok || !reflect.DeepEqual(r, terminal(cres("s", "k1", "run_2", 2, tiny))) {
 		t.Fatalf("Reservation = %+v %v %v", r, ok, err)
 	}
 	if _, ok, err := s.Reservation(ctx, "b", "s", "k1"); err != nil || ok {
@@ -65,24 +71,25 @@ func storeContract(t *testing.T, s Store) {
 	if rs, err := s.ReservationsOfRun(ctx, "a", "run_9"); err != nil || len(rs) != 0 {
 		t.Fatalf("ReservationsOfRun of nothing: %v %v", rs, err)
 	}
-	upd := func(from, to float64) (out []string) {
-		rs, err := s.ReservationsUpdatedIn(ctx, "a", from, to)
+	upd := func(ns string, from, to float64) (out []string) {
+		rs, err := s.TerminalIn(ctx, ns, from, to)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rs {
-			out = append(out, fmt.Sprint(r.Scope, "/", r.Key, "@", r.UpdatedAt))
+			out = append(out, fmt.Sprint(r.Key.Scope, "/", r.Key.Key, "@", r.UpdatedAt))
 		}
 		return out
 	}
-	if got := upd(math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, []string{"s/k2@1", "t/k1@3", "s/k1@" + fmt.Sprint(tiny)}) {
-		t.Fatalf("ReservationsUpdatedIn (by updatedAt) = %v", got)
+	// The unfinished t/k1 is never one.
+	if got := upd("a", math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, []string{"s/k2@1", "s/k1@" + fmt.Sprint(tiny)}) {
+		t.Fatalf("TerminalIn (by updatedAt) = %v", got)
 	}
-	if got := upd(1, 3); !reflect.DeepEqual(got, []string{"s/k2@1"}) {
-		t.Fatalf("ReservationsUpdatedIn [1, 3) = %v", got)
+	if got := upd("a", 1, tiny); !reflect.DeepEqual(got, []string{"s/k2@1"}) {
+		t.Fatalf("TerminalIn [1, tiny) = %v", got)
 	}
-	if got := upd(3, tiny); !reflect.DeepEqual(got, []string{"t/k1@3"}) {
-		t.Fatalf("ReservationsUpdatedIn [3, tiny) = %v", got)
+	if got := upd("a", math.Nextafter(1, 2), tiny); got != nil {
+		t.Fatalf("TerminalIn [1⁺, tiny) = %v", got)
 	}
 	if n, err := s.CountReservations(ctx, "a"); err != nil || n != 3 {
 		t.Fatalf("CountReservations = %d %v", n, err)
@@ -156,5 +163,74 @@ func storeContract(t *testing.T, s Store) {
 	}
 	if spaces, _, _ = s.LoadMeta(ctx); len(spaces) != 3 || spaces[2] != (Namespace{Name: "c"}) {
 		t.Fatalf("ensured row: %+v", spaces)
+	}
+	expiryContract(t, s, upd)
+}
+
+// An Expiry marks exactly the terminal rows of its namespace whose Now −
+// UpdatedAt > Age; reads return them until DropExpired deletes them, and an
+// upsert of the key — in the same batch too, after the Expiry — unmarks it.
+func expiryContract(t *testing.T, s Store, terminalIn func(ns string, from, to float64) []string) {
+	ctx := context.Background()
+	now := 86500.5
+	old, edge, young := terminal(cres("s", "old", "run_1", 1, 100)), terminal(cres("s", "edge", "run_2", 2, 100.5)), terminal(cres("s", "young", "run_3", 3, 200))
+	queued, other := cres("s", "queued", "run_4", 4, 0), terminal(cres("s", "old", "run_1", 1, 0))
+	for _, r := range []*Reservation{&old, &edge, &young, &queued, &other} {
+		r.Namespace = "" // the batch's
+	}
+	if err := s.Apply(ctx, Batch{Namespace: "e", Upsert: rows(old, edge, young, queued)}, Batch{Namespace: "f", Upsert: rows(other)}); err != nil {
+		t.Fatal(err)
+	}
+	expire := func(bs ...Batch) {
+		t.Helper()
+		if err := s.Apply(ctx, bs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expire(Batch{Namespace: "e", Expire: &Expiry{Now: now, Age: 86400}})
+	all := []string{"s/edge@100.5", "s/young@200"}
+	if got := terminalIn("e", math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, all) {
+		t.Fatalf("TerminalIn after the expiry = %v, want %v", got, all)
+	}
+	if got := terminalIn("f", math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, []string{"s/old@0"}) {
+		t.Fatalf("another namespace after the expiry: %v", got)
+	}
+	if r, ok, err := s.Reservation(ctx, "e", "s", "old"); err != nil || !ok || r.Key != "old" {
+		t.Fatalf("a marked row is read as before: %+v %v %v", r, ok, err)
+	}
+	if rs, err := s.Reservations(ctx, "e"); err != nil || len(rs) != 4 {
+		t.Fatalf("Reservations after the expiry: %d rows, %v", len(rs), err)
+	}
+	// Reserved again: unmarked, even when the batch expires first.
+	expire(Batch{Namespace: "e", Upsert: rows(old)})
+	if got := terminalIn("e", math.Inf(-1), 150); !reflect.DeepEqual(got, []string{"s/old@100", "s/edge@100.5"}) {
+		t.Fatalf("TerminalIn after the upsert = %v", got)
+	}
+	expire(Batch{Namespace: "e", Expire: &Expiry{Now: now, Age: 86400}, Upsert: rows(old)})
+	if got := terminalIn("e", math.Inf(-1), 150); !reflect.DeepEqual(got, []string{"s/old@100", "s/edge@100.5"}) {
+		t.Fatalf("TerminalIn after an expiry and an upsert in one batch = %v", got)
+	}
+	expire(Batch{Namespace: "e", Expire: &Expiry{Now: now + 1, Age: 86400}})
+	if err := s.DropExpired(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(ns string) (out []string) {
+		rs, err := s.Reservations(ctx, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			out = append(out, r.Key)
+		}
+		return out
+	}
+	if got := keys("e"); !reflect.DeepEqual(got, []string{"queued", "young"}) {
+		t.Fatalf("after DropExpired: %v", got)
+	}
+	if got := keys("f"); !reflect.DeepEqual(got, []string{"old"}) {
+		t.Fatalf("another namespace after DropExpired: %v", got)
+	}
+	if err := s.Apply(ctx, Batch{Expire: &Expiry{Now: now, Age: 1}}); !errors.Is(err, ErrBatch) {
+		t.Fatalf("an expiry without namespace: %v", err)
 	}
 }

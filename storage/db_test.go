@@ -68,8 +68,8 @@ func TestOpenFileReopen(t *testing.T) {
 	if got := pragma[int](t, db, "cache_size"); got != -cacheKiB {
 		t.Errorf("cache_size = %d, want %d (KiB)", got, -cacheKiB)
 	}
-	if got := pragma[int](t, db, "user_version"); got != 5 {
-		t.Errorf("user_version = %d, want 5", got)
+	if got := pragma[int](t, db, "user_version"); got != 6 {
+		t.Errorf("user_version = %d, want 6", got)
 	}
 	if got := pragma[int](t, db, "application_id"); got != applicationID {
 		t.Errorf("application_id = %#x, want %#x", got, applicationID)
@@ -161,7 +161,7 @@ func TestOpenRefusesOtherDatabases(t *testing.T) {
 		msg     string // the error text must contain this
 	}{
 		{foreign, true, "storage: open " + foreign + ": not a hermes-emulator database: a non-empty database without the hermes-emulator mark"},
-		{newer, false, "storage: open " + newer + ": database schema version 99 is newer than this build (5)"},
+		{newer, false, "storage: open " + newer + ": database schema version 99 is newer than this build (6)"},
 		{text, true, "storage: open " + text + ": not a hermes-emulator database: not a SQLite database file"},
 	}
 	for _, tt := range tests {
@@ -284,6 +284,61 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertState(t, db, state{ns: []Namespace{{Name: "n", RunCounter: 3}}, res: []Reservation{old, newer}})
+}
+
+// A file of schema version 5 opens with every row's Terminal taken from its
+// record's status — with the bare Infinity tokens of wire.md §3 too — and a
+// durable prune (Expiry) then takes the old terminal rows, not the unfinished
+// one.
+func TestMigrateTerminalFromRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v5.db")
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := sqlx.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate(context.Background(), x, ms[:5]); err != nil {
+		t.Fatal(err)
+	}
+	records := map[string]string{
+		"completed":   `{"run_id":"run_a","session_id":Infinity,"status":"completed","updated_at":1.0}`,
+		"failed":      `{"run_id":"run_b","status":"failed","usage":{"status":"queued"}}`,
+		"cancelled":   `{"run_id":"run_c","status":"cancelled"}`,
+		"interrupted": `{"model":-Infinity,"run_id":"run_d","status":"interrupted"}`,
+		"queued":      `{"run_id":"run_e","session_id":{"status":"completed"},"status":"queued"}`,
+		"running":     `{"run_id":"run_f","status":"running"}`,
+	}
+	for key, rec := range records {
+		if _, err := x.Exec(`INSERT INTO reservations (namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at)
+			VALUES ('n', 's', ?, 'fp', 'run', 1, 's', 1, 1, 1, ?, 1.5)`, key, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.Close()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for key := range records {
+		r, ok, err := db.Reservation(ctx, "n", "s", key)
+		if want := key != "queued" && key != "running"; err != nil || !ok || r.Terminal != want || string(r.Record) != records[key] {
+			t.Errorf("%s: Terminal %v (want %v), record %s, %v %v", key, r.Terminal, want, r.Record, ok, err)
+		}
+	}
+	if err := db.Apply(ctx, Batch{Namespace: "n", Expire: &Expiry{Now: 86402, Age: 86400}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DropExpired(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.CountReservations(ctx, "n"); err != nil || n != 2 {
+		t.Fatalf("%d rows after the prune (%v), want the 2 unfinished", n, err)
+	}
 }
 
 // Open needs a file: without --db the emulator uses Memory, never SQLite.

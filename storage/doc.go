@@ -18,7 +18,11 @@
 // in memory at once, to a file by one goroutine, several batches a
 // transaction (group commit). Start-up reads only the namespace rows and the
 // clock (LoadMeta); reservations are read on demand (Reservation,
-// ReservationsOfRun), so start-up does not grow with the file.
+// ReservationsOfRun), so start-up does not grow with the file. A durable
+// prune is one statement (Expiry) that marks the expired terminal rows
+// without reading them; reads still return a marked row (a checkpoint from
+// before the prune may see it) until the next start-up deletes it
+// (DropExpired).
 //
 // Open(path) opens a file in WAL mode that survives a real process restart
 // (Existed reports one); SQLite is used only for --db. A second connection

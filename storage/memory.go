@@ -17,7 +17,8 @@ type Store interface {
 	Apply(ctx context.Context, bs ...Batch) error
 	// LoadMeta reads the namespaces (sorted by name) and the clock (nil when
 	// never saved), for start-up; reservations stay in the store until asked
-	// for (Reservation, ReservationOfRun, Reservations).
+	// for (Reservation, ReservationOfRun, Reservations). The reads of
+	// reservations return the rows an Expiry marked too.
 	LoadMeta(ctx context.Context) ([]Namespace, *Clock, error)
 	// Reservation reads the reservation of (scope, key) in namespace ns.
 	Reservation(ctx context.Context, ns, scope, key string) (Reservation, bool, error)
@@ -29,10 +30,15 @@ type Store interface {
 	// Reservations reads every reservation of namespace ns, sorted by
 	// (scope, key).
 	Reservations(ctx context.Context, ns string) ([]Reservation, error)
-	// ReservationsUpdatedIn reads the reservations of namespace ns whose
-	// UpdatedAt is at least from and less than to, sorted by (UpdatedAt,
-	// scope, key): the candidates of a durable prune (runs-api §11.3).
-	ReservationsUpdatedIn(ctx context.Context, ns string, from, to float64) ([]Reservation, error)
+	// TerminalIn reads the key and UpdatedAt of every terminal reservation
+	// of namespace ns not marked by an Expiry whose UpdatedAt is at least
+	// from and less than to, sorted by (UpdatedAt, scope, key): what a
+	// durable prune (runs-api §11.3) may take.
+	TerminalIn(ctx context.Context, ns string, from, to float64) ([]Aged, error)
+	// DropExpired deletes every reservation an Expiry marked, in every
+	// namespace. Start-up calls it before reading anything, so a mark never
+	// outlives the process that made it.
+	DropExpired(ctx context.Context) error
 	// Path is the file ("" for Memory); Existed tells a real restart.
 	Path() string
 	Existed() bool
@@ -52,8 +58,9 @@ type Memory struct {
 }
 
 type memSpace struct {
-	meta Namespace
-	res  map[ReservationKey]*Reservation // the rows as Apply was given them (never changed: shared with the caller)
+	meta    Namespace
+	res     map[ReservationKey]*Reservation // the rows as Apply was given them (never changed: shared with the caller)
+	expired map[ReservationKey]bool         // the rows an Expiry marked
 }
 
 // NewMemory returns an empty in-memory store.
@@ -84,7 +91,7 @@ func (m *Memory) apply(b *Batch) {
 	}
 	sp := m.spaces[b.Namespace]
 	if b.Namespace != "" && sp == nil && (b.Meta != nil || len(b.Upsert) > 0) {
-		sp = &memSpace{meta: Namespace{Name: b.Namespace}, res: map[ReservationKey]*Reservation{}}
+		sp = &memSpace{meta: Namespace{Name: b.Namespace}, res: map[ReservationKey]*Reservation{}, expired: map[ReservationKey]bool{}}
 		m.spaces[b.Namespace] = sp
 	}
 	if b.Meta != nil {
@@ -94,10 +101,20 @@ func (m *Memory) apply(b *Batch) {
 	for _, k := range b.Delete {
 		if sp != nil {
 			delete(sp.res, k)
+			delete(sp.expired, k)
+		}
+	}
+	if e := b.Expire; e != nil && sp != nil {
+		for k, r := range sp.res {
+			if r.Terminal && e.Now-r.UpdatedAt > e.Age {
+				sp.expired[k] = true
+			}
 		}
 	}
 	for _, r := range b.Upsert {
-		sp.res[ReservationKey{r.Scope, r.Key}] = r // shared: callers never change a row they gave
+		k := ReservationKey{r.Scope, r.Key}
+		sp.res[k] = r // shared: callers never change a row they gave
+		delete(sp.expired, k)
 	}
 	if o := b.SetOwners; o != nil && sp != nil {
 		for k, r := range sp.res {
@@ -205,22 +222,35 @@ func (m *Memory) Reservations(_ context.Context, ns string) ([]Reservation, erro
 	return out, nil
 }
 
-// ReservationsUpdatedIn implements Store.
-func (m *Memory) ReservationsUpdatedIn(_ context.Context, ns string, from, to float64) ([]Reservation, error) {
+// TerminalIn implements Store.
+func (m *Memory) TerminalIn(_ context.Context, ns string, from, to float64) ([]Aged, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Reservation
+	var out []Aged
 	if sp := m.spaces[ns]; sp != nil {
-		for _, r := range sp.res {
-			if r.UpdatedAt >= from && r.UpdatedAt < to {
-				out = append(out, r.of(ns))
+		for k, r := range sp.res {
+			if r.Terminal && !sp.expired[k] && r.UpdatedAt >= from && r.UpdatedAt < to {
+				out = append(out, Aged{k, r.UpdatedAt})
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Reservation) int {
-		return cmp.Or(cmp.Compare(a.UpdatedAt, b.UpdatedAt), strings.Compare(a.Scope, b.Scope), strings.Compare(a.Key, b.Key))
+	slices.SortFunc(out, func(a, b Aged) int {
+		return cmp.Or(cmp.Compare(a.UpdatedAt, b.UpdatedAt), strings.Compare(a.Key.Scope, b.Key.Scope), strings.Compare(a.Key.Key, b.Key.Key))
 	})
 	return out, nil
+}
+
+// DropExpired implements Store.
+func (m *Memory) DropExpired(context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, sp := range m.spaces {
+		for k := range sp.expired {
+			delete(sp.res, k)
+		}
+		clear(sp.expired)
+	}
+	return nil
 }
 
 // of is r as a read answers it: a copy, in namespace ns.

@@ -12,7 +12,7 @@ import (
 // and the clock; a reservation is read when first asked for.
 
 const (
-	sqlReservationCols  = `namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at`
+	sqlReservationCols  = `namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at, terminal`
 	sqlReservationByKey = `SELECT ` + sqlReservationCols + ` FROM reservations
 		WHERE namespace = ? AND scope = ? AND idem_key = ?`
 	sqlReservationsByRun = `SELECT ` + sqlReservationCols + ` FROM reservations
@@ -20,13 +20,15 @@ const (
 	sqlCountReservations = `SELECT count(*) FROM reservations WHERE namespace = ?`
 	sqlReservationsOf    = `SELECT ` + sqlReservationCols + ` FROM reservations
 		WHERE namespace = ? ORDER BY scope, idem_key`
-	sqlReservationsUpdatedIn = `SELECT ` + sqlReservationCols + ` FROM reservations
-		WHERE namespace = ? AND updated_at >= ? AND updated_at < ? ORDER BY updated_at, scope, idem_key`
+	sqlTerminalIn = `SELECT scope, idem_key, updated_at FROM reservations
+		WHERE namespace = ? AND terminal = 1 AND expired = 0 AND updated_at >= ? AND updated_at < ?
+		ORDER BY updated_at, scope, idem_key`
+	sqlDropExpired = `DELETE FROM reservations WHERE expired = 1`
 )
 
 func (r *reservationRow) reservation() Reservation {
 	return Reservation{r.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.RunN, r.OwnerScope,
-		r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt}
+		r.Keyed, r.Local, r.Alive, r.Record, r.UpdatedAt, r.Terminal}
 }
 
 // LoadMeta implements Store: the namespace rows sorted by name and the clock.
@@ -97,9 +99,29 @@ func (db *DB) Reservations(ctx context.Context, ns string) ([]Reservation, error
 	return db.many(ctx, sqlReservationsOf, ns)
 }
 
-// ReservationsUpdatedIn implements Store (through the index of 0005).
-func (db *DB) ReservationsUpdatedIn(ctx context.Context, ns string, from, to float64) ([]Reservation, error) {
-	return db.many(ctx, sqlReservationsUpdatedIn, ns, from, to)
+// TerminalIn implements Store (from the index of 0006 alone).
+func (db *DB) TerminalIn(ctx context.Context, ns string, from, to float64) ([]Aged, error) {
+	var rows []struct {
+		Scope     string  `db:"scope"`
+		Key       string  `db:"idem_key"`
+		UpdatedAt float64 `db:"updated_at"`
+	}
+	if err := db.x.SelectContext(ctx, &rows, sqlTerminalIn, ns, from, to); err != nil {
+		return nil, translate("read reservations", err)
+	}
+	out := make([]Aged, len(rows))
+	for i, r := range rows {
+		out[i] = Aged{ReservationKey{r.Scope, r.Key}, r.UpdatedAt}
+	}
+	return out, nil
+}
+
+// DropExpired implements Store.
+func (db *DB) DropExpired(ctx context.Context) error {
+	return inTx(ctx, db.x, "drop expired", func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, sqlDropExpired)
+		return err
+	})
 }
 
 // many reads reservation rows.

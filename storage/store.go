@@ -24,6 +24,15 @@ type Reservation struct {
 	Record []byte
 	// UpdatedAt is the durable updatedAt, binary64 seconds, stored exactly.
 	UpdatedAt float64
+	// Terminal tells that Record's status is terminal: only a terminal row
+	// expires (Expiry). The writer keeps it in step with Record.
+	Terminal bool
+}
+
+// Aged is a reservation's key and durable UpdatedAt.
+type Aged struct {
+	Key       ReservationKey
+	UpdatedAt float64
 }
 
 // Namespace is a namespace's durable settings (runs-api §12, controls.md §4, §11.6).
@@ -43,13 +52,21 @@ type Clock struct {
 // ReservationKey identifies a reservation within a namespace.
 type ReservationKey struct{ Scope, Key string }
 
+// Expiry is a durable prune (runs-api §11.3) made in one statement: it marks
+// every terminal reservation of the namespace whose Now − UpdatedAt > Age
+// (runs.Expired) without reading it. Reads return a marked row as before —
+// the process that marked it may hold checkpoints from before the prune that
+// still see it (package state reads a restart's rows on demand) — until
+// DropExpired deletes it; an Upsert of its key unmarks it.
+type Expiry struct{ Now, Age float64 }
+
 // OwnerUpdate rewrites the owner flags of every reservation of a namespace (a
 // logical restart, runs-api §10.3).
 type OwnerUpdate struct{ Local, Alive bool }
 
 // Batch is one atomic change to one namespace's durable state. Apply performs
-// its parts in this order: Clear, Meta, Delete, Upsert, SetOwners — so a batch
-// can prune a key and reserve it again (runs-api §11.3), and a reset batch is
+// its parts in this order: Clear, Meta, Delete, Expire, Upsert, SetOwners — so
+// a batch can prune a key and reserve it again (runs-api §11.3), and a reset batch is
 // Clear plus a Meta with zero counters, which keeps the namespace existing
 // (controls.md §4.3: reset does not un-create it).
 type Batch struct {
@@ -58,6 +75,7 @@ type Batch struct {
 	Meta      *Namespace       // upsert the namespace row when non-nil; Name "" means Namespace
 	Upsert    []*Reservation   // insert or replace by (namespace, scope, key); Namespace "" means the batch's
 	Delete    []ReservationKey // delete by (namespace, scope, key); a missing key is not an error
+	Expire    *Expiry          // when non-nil: mark the expired terminal rows (a durable prune)
 	SetOwners *OwnerUpdate     // when non-nil: every reservation of the namespace gets local/alive (restart)
 	Clock     *Clock           // when non-nil: replace the stored clock state (global, not the namespace's)
 }
@@ -76,6 +94,7 @@ type reservationRow struct {
 	Alive       bool    `db:"alive"`
 	Record      []byte  `db:"record"`
 	UpdatedAt   float64 `db:"updated_at"`
+	Terminal    bool    `db:"terminal"`
 }
 
 // namespaceRow is the storage-private row of the namespaces table.
@@ -108,13 +127,18 @@ const (
 		VALUES (?, 0, 0, '', '') ON CONFLICT (name) DO NOTHING`
 	sqlDeleteReservation = `DELETE FROM reservations WHERE namespace = ? AND scope = ? AND idem_key = ?`
 	sqlUpsertReservation = `INSERT INTO reservations
-		(namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(namespace, scope, idem_key, fingerprint, run_id, run_n, owner_scope, keyed, local, alive, record, updated_at, terminal)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, scope, idem_key) DO UPDATE SET
 			fingerprint = excluded.fingerprint, run_id = excluded.run_id, run_n = excluded.run_n,
 			owner_scope = excluded.owner_scope,
 			keyed = excluded.keyed, local = excluded.local, alive = excluded.alive,
-			record = excluded.record, updated_at = excluded.updated_at`
+			record = excluded.record, updated_at = excluded.updated_at, terminal = excluded.terminal, expired = 0`
+	// sqlExpire marks the rows of an Expiry: the bound on updated_at (now −
+	// age + 1, past any rounding of the subtraction) lets the index of 0006
+	// skip the younger rows; the exact test follows it.
+	sqlExpire = `UPDATE reservations SET expired = 1
+		WHERE namespace = ? AND terminal = 1 AND expired = 0 AND updated_at < ? AND ? - updated_at > ?`
 	sqlSetOwners = `UPDATE reservations SET local = ?, alive = ? WHERE namespace = ?`
 	sqlSaveClock = `INSERT INTO clock (id, frozen, frozen_ms, offset_ms) VALUES (:id, :frozen, :frozen_ms, :offset_ms)
 		ON CONFLICT (id) DO UPDATE SET
@@ -184,6 +208,11 @@ func (a *applier) apply(ctx context.Context, b *Batch) error {
 			return err
 		}
 	}
+	if e := b.Expire; e != nil {
+		if _, err := tx.ExecContext(ctx, sqlExpire, b.Namespace, e.Now-e.Age+1, e.Now, e.Age); err != nil {
+			return err
+		}
+	}
 	if b.Meta != nil || b.Clear {
 		a.ensured[b.Namespace] = b.Meta != nil
 	}
@@ -205,7 +234,7 @@ func (a *applier) apply(ctx context.Context, b *Batch) error {
 			a.upsert = tx.StmtxContext(ctx, db.stmts.upsertReservation)
 		}
 		if _, err := a.upsert.ExecContext(ctx, b.Namespace, r.Scope, r.Key, r.Fingerprint, r.RunID, r.RunN, r.OwnerScope,
-			r.Keyed, r.Local, r.Alive, record, r.UpdatedAt); err != nil {
+			r.Keyed, r.Local, r.Alive, record, r.UpdatedAt, r.Terminal); err != nil {
 			return fmt.Errorf("reservation (%q, %q): %w", r.Scope, r.Key, err)
 		}
 	}
@@ -222,9 +251,15 @@ func (a *applier) apply(ctx context.Context, b *Batch) error {
 	return nil
 }
 
+// Touches reports whether b changes anything of its namespace (anything but
+// the Clock).
+func (b *Batch) Touches() bool {
+	return b.Clear || b.Meta != nil || len(b.Delete) > 0 || b.Expire != nil || len(b.Upsert) > 0 || b.SetOwners != nil
+}
+
 // check rejects a batch that does not name exactly one namespace.
 func (b *Batch) check() error {
-	if b.Namespace == "" && b.Clock != nil && !b.Clear && b.Meta == nil && len(b.Upsert) == 0 && len(b.Delete) == 0 && b.SetOwners == nil {
+	if b.Namespace == "" && b.Clock != nil && !b.Touches() {
 		return nil // a clock-only batch
 	}
 	if b.Namespace == "" {

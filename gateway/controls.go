@@ -186,22 +186,20 @@ func (g *Gateway) Restart(ns string, alive bool) (Restarted, *runs.Error) {
 
 func (x *tx) restart(alive bool) Restarted {
 	var out Restarted
-	x.st.Flatten()
 	x.st.EachRun(func(id string, _ *state.Cached) {
 		if _, ok := x.st.ResOfRun(id); !ok {
 			out.Discarded++
 		}
 	})
-	// Rewrite every reservation's owner; storage gets one UPDATE, not a row each.
+	// Every reservation's owner changes in memory only: the store's owner
+	// flags are never read (a real restart reads every owner stale), so
+	// nothing is written and the rows --db has not read stay unread.
 	fresh := x.st.Restarted(alive)
 	out.Retained = fresh.Reserved()
 	fresh.NextSweep, fresh.HasSweep = x.now()+runs.SweepTick, true
 	x.st = fresh
 	x.dirty = true
 	x.resync = true // every scenario position is dropped (docs/scenarios.md §5)
-	if x.durable {
-		x.batch.SetOwners = &storage.OwnerUpdate{Local: false, Alive: alive}
-	}
 	x.g.transports.Destroy(x.name, x.branch)
 	return out
 }

@@ -11,10 +11,20 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
-// countingStore counts the reservation reads of a store.
+// countingStore counts the reservation reads of a store, and the batches
+// written that change a namespace.
 type countingStore struct {
 	storage.Store
-	reads int
+	reads, writes int
+}
+
+func (c *countingStore) Apply(ctx context.Context, bs ...storage.Batch) error {
+	for _, b := range bs {
+		if b.Touches() {
+			c.writes++
+		}
+	}
+	return c.Store.Apply(ctx, bs...)
 }
 
 func (c *countingStore) Reservation(ctx context.Context, ns, scope, key string) (storage.Reservation, bool, error) {
@@ -30,6 +40,49 @@ func (c *countingStore) ReservationsOfRun(ctx context.Context, ns, id string) ([
 func (c *countingStore) Reservations(ctx context.Context, ns string) ([]storage.Reservation, error) {
 	c.reads += 1000
 	return c.Store.Reservations(ctx, ns)
+}
+
+// A logical restart after a real one reads nothing of the file and writes
+// nothing to it (runs-api §10.3): the rows not read yet stay unread and are
+// read with the new owner — alive: the queued run stays queued and is not
+// active here; stale: the next one is interrupted on its first read. Before,
+// the restart read every row of the namespace into memory and rewrote every
+// stored owner.
+func TestRestartControlAfterRestartReadsNothing(t *testing.T) {
+	mem := storage.NewMemory()
+	g := openAt(t, mem, func() float64 { return 1700000000000 })
+	var ids []string
+	for i := range 3 {
+		a, err := g.Create(Main("default"), Creation{Key: fmt.Sprint("k", i), Fingerprint: "fp", Sub: &runs.Submission{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.RunID)
+	}
+	g.Close()
+	store := &countingStore{Store: mem}
+	g = openAt(t, store, func() float64 { return 1700000001000 })
+	defer g.Close()
+	for _, alive := range []bool{true, false} {
+		if r, err := g.Restart("default", alive); err != nil || r != (Restarted{Retained: 3}) || store.reads != 0 || store.writes != 0 {
+			t.Fatalf("restart (alive %v): %+v %v; %d reads, %d writes", alive, r, err, store.reads, store.writes)
+		}
+		if alive {
+			if body, err := g.Get(Main("default"), ids[0]); err != nil || !strings.Contains(string(body), `"status":"queued"`) {
+				t.Fatalf("GET after the alive restart: %s %v", body, err)
+			}
+			if _, err := g.Stop(Main("default"), ids[0]); err == nil || err.Code != "run_not_active" {
+				t.Fatalf("stop after the alive restart: %+v, want run_not_active", err)
+			}
+			if page, _, err := g.Runs("default", "", 0, ""); err != nil || len(page) != 3 || !page[1].OwnerAlive || page[1].OwnerLocal {
+				t.Fatalf("listing after the alive restart: %+v %v", page, err)
+			}
+			store.reads = 0
+		}
+	}
+	if body, err := g.Get(Main("default"), ids[1]); err != nil || !strings.Contains(string(body), `"status":"interrupted"`) {
+		t.Fatalf("GET after the stale restart: %s %v", body, err)
+	}
 }
 
 // A restart reads no reservation: each is read when first asked for, once

@@ -107,20 +107,23 @@ func (s *State) EachCursor(f func(id string, c scenarios.Cursor)) {
 // Restarted is the State a logical restart leaves (runs-api §10.3): s's
 // reservations, every owner made local:false and alive as given, its scope
 // and counters; no cached run, queue or scenario position. The sweep
-// schedule is the caller's to set.
+// schedule is the caller's to set. It costs what s holds in memory: the
+// start-up rows s has not read (disk.go) stay unread, seen from now on with
+// the new owner flags.
 func (s *State) Restarted(alive bool) State {
-	s.Flatten()
 	out := New()
 	out.prunable, out.nRes = s.prunable, s.nRes
+	out.disk, out.masked, out.prunedAt, out.diskAlive = s.disk, s.masked, s.prunedAt, alive
 	for it := s.runs.Iterator(); !it.Done(); {
 		id, e, _ := it.Next()
 		if len(e.res) > 0 {
 			out.runs = out.runs.Set(id, entry{res: e.res})
 		}
 	}
-	s.EachRes(func(r *Reservation) {
-		out.res = out.res.Set(resKey(r.Scope, r.Key), r.withOwner(false, alive))
-	})
+	for it := s.res.Iterator(); !it.Done(); {
+		k, r, _ := it.Next()
+		out.res = out.res.Set(k, r.withOwner(false, alive))
+	}
 	out.ScopeProfile, out.ScopeIdentity = s.ScopeProfile, s.ScopeIdentity
 	out.RunCounter, out.ApprovalCounter = s.RunCounter, s.ApprovalCounter
 	return out

@@ -20,16 +20,17 @@ import (
 // Every State of the namespace that descends from start-up shares one
 // diskRows and sees a row unless it masked its key (State.masked) — a State
 // that changed or removed a row keeps its own version in memory — or pruned
-// it (State.prunedAt).
+// it (State.prunedAt), with its own owner flags (State.diskAlive).
 //
-// Invariant: a key not in orig has, in the store, the row it had at start-up.
-// Every key is read and recorded in orig before it is first written —
-// State.DelRes reads it so before masking — so what orig does not hold the
-// store still answers as at start-up; what orig holds is that start-up row
-// (nil: none). A durable prune does not delete a row, it marks it
-// (storage.Expiry), so older States still read it. After all() (a checkout of
-// main, a logical restart, a repair, which rewrite whole namespaces),
-// orig holds every row and the store is not read again.
+// Invariant: a key not in orig has, in the store, the row it had at start-up
+// (its owner flags aside: a start-up row is read with every owner stale, and
+// a State gives it its own). Every key is read and recorded in orig before it
+// is first written — State.DelRes reads it so before masking — so what orig
+// does not hold the store still answers as at start-up; what orig holds is
+// that start-up row (nil: none). A durable prune does not delete a row, it
+// marks it (storage.Expiry), so older States still read it. After all() (a
+// checkout of main or a repair, which rewrite whole namespaces), orig holds
+// every row and the store is not read again.
 //
 // The durable prune (runs-api §11.3) reaches the start-up rows not read yet
 // without reading them: expiring lists every terminal start-up row updated
@@ -213,10 +214,14 @@ func (s *State) PruneStartup(now float64) bool {
 func (s *State) pruned(at float64) bool { return runs.Expired(at, s.prunedAt, runs.DurableRetention) }
 
 // startup is start-up row r as s sees it: nil when there is none or s pruned
-// it.
+// it, else r with s's owner flags (local:false; alive false after the real
+// restart, as the last logical restart set it since).
 func (s *State) startup(r *Reservation) *Reservation {
 	if r == nil || r.Terminal && s.pruned(r.UpdatedAt) {
 		return nil
+	}
+	if s.diskAlive {
+		return r.withOwner(false, true)
 	}
 	return r
 }
@@ -234,7 +239,7 @@ func (s *State) Flatten() {
 			s.addRes(k, r)
 		}
 	}
-	s.disk, s.masked, s.prunedAt = nil, nil, 0
+	s.disk, s.masked, s.prunedAt, s.diskAlive = nil, nil, 0, false
 }
 
 // isMasked reports whether s changed or removed the start-up row of k.
@@ -259,7 +264,7 @@ func (s *State) StartupRows() func() ([]storage.Reservation, error) {
 }
 
 // EachStartupRow calls f with every start-up row s still sees and has not
-// changed (unmasked, not pruned): orig's where orig holds its key — a key written since
+// changed (unmasked, not pruned), with s's owner flags: orig's where orig holds its key — a key written since
 // start-up was read first, so orig holds its start-up row — and otherwise
 // stored's, the store's rows as StartupRows read them (not kept). The control
 // plane's run listing walks them (a file's runs are listed before anything

@@ -34,7 +34,8 @@
 //	disk.go    with --db, the reservations the file held at start-up, read
 //	           when first asked for. Invariant: a key not yet read has, in the
 //	           store, its start-up row (every key is read before it is
-//	           written; a durable prune marks rows, it does not delete them).
+//	           written; a durable prune marks rows, it does not delete them;
+//	           a logical restart leaves them unread, seen with its owner).
 //	           The durable prune reads none of them: a State's prune time
 //	           (prunedAt) hides the terminal ones expired at it, and it counts
 //	           them from the keys and ages of the terminal start-up rows

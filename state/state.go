@@ -107,9 +107,12 @@ type State struct {
 	// (disk.go); masked are the keys of those this State changed or removed.
 	// prunedAt is the latest now this State's durable prune ran at (-Inf:
 	// none): the terminal start-up rows expired at it are gone for it.
-	disk     *diskRows
-	masked   *immutable.Map[storage.ReservationKey, struct{}]
-	prunedAt float64
+	// diskAlive is the alive flag of the owners of the start-up rows (false
+	// after the real restart; a logical restart sets it).
+	disk      *diskRows
+	masked    *immutable.Map[storage.ReservationKey, struct{}]
+	prunedAt  float64
+	diskAlive bool
 }
 
 // New is an empty State: no run, reservation or queue, default scope, no

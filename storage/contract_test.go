@@ -124,29 +124,15 @@ func storeContract(t *testing.T, s Store) {
 		t.Fatalf("after failures: %v", got)
 	}
 
-	// Delete, replace, rewrite owners; then reset (Clear + Meta keeps the row).
+	// Delete and replace; then reset (Clear + Meta keeps the row).
 	r := cres("s", "k2", "run_7", 7, 9)
-	err = s.Apply(ctx, Batch{Namespace: "a", Delete: []ReservationKey{{"s", "k1"}, {"x", "none"}}, Upsert: rows(r),
-		SetOwners: &OwnerUpdate{Local: false, Alive: true}})
+	err = s.Apply(ctx, Batch{Namespace: "a", Delete: []ReservationKey{{"s", "k1"}, {"x", "none"}}, Upsert: rows(r)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := s.Reservation(ctx, "a", "s", "k2")
-	r.Local = false
 	if err != nil || !ok || !reflect.DeepEqual(got, r) || !reflect.DeepEqual(keys("a"), []string{"s/k2", "t/k1"}) {
 		t.Fatalf("after delete and replace: %+v %v", got, keys("a"))
-	}
-	// A row given to Apply stays as it was given: a later owner rewrite makes
-	// new rows (Memory keeps the given row itself).
-	given := cres("s", "k3", "run_8", 8, 10)
-	if err := s.Apply(ctx, Batch{Namespace: "a", Upsert: []*Reservation{&given}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Apply(ctx, Batch{Namespace: "a", SetOwners: &OwnerUpdate{Local: false, Alive: false}}); err != nil {
-		t.Fatal(err)
-	}
-	if got, _, _ := s.Reservation(ctx, "a", "s", "k3"); got.Local || got.Alive || !given.Local || !given.Alive {
-		t.Fatalf("owner rewrite: stored %+v, given %+v", got, given)
 	}
 	if err := s.Apply(ctx, Batch{Namespace: "a", Clear: true, Meta: &Namespace{Name: "a"}}); err != nil {
 		t.Fatal(err)

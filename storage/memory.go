@@ -116,13 +116,6 @@ func (m *Memory) apply(b *Batch) {
 		sp.res[k] = r // shared: callers never change a row they gave
 		delete(sp.expired, k)
 	}
-	if o := b.SetOwners; o != nil && sp != nil {
-		for k, r := range sp.res {
-			c := *r // a new row: the old one is shared
-			c.Local, c.Alive = o.Local, o.Alive
-			sp.res[k] = &c
-		}
-	}
 	if b.Clock != nil {
 		c := *b.Clock
 		m.clock = &c

@@ -16,8 +16,9 @@ type Reservation struct {
 	// RunN is the run's counter n (runs-api §12.1); 0 in rows written before
 	// it was kept.
 	RunN int64
-	// OwnerScope, Keyed, Local and Alive are the run's owner (runs-api §9);
-	// a restart rewrites Local and Alive (§10.3).
+	// OwnerScope, Keyed, Local and Alive are the run's owner (runs-api §9)
+	// when the row was written: a real restart reads every owner stale
+	// (§10.4), so a logical restart (§10.3) changes no stored row.
 	OwnerScope          string
 	Keyed, Local, Alive bool
 	// Record is the durable record copy, JSON text, stored byte for byte.
@@ -60,12 +61,8 @@ type ReservationKey struct{ Scope, Key string }
 // DropExpired deletes it; an Upsert of its key unmarks it.
 type Expiry struct{ Now, Age float64 }
 
-// OwnerUpdate rewrites the owner flags of every reservation of a namespace (a
-// logical restart, runs-api §10.3).
-type OwnerUpdate struct{ Local, Alive bool }
-
 // Batch is one atomic change to one namespace's durable state. Apply performs
-// its parts in this order: Clear, Meta, Delete, Expire, Upsert, SetOwners — so
+// its parts in this order: Clear, Meta, Delete, Expire, Upsert — so
 // a batch can prune a key and reserve it again (runs-api §11.3), and a reset batch is
 // Clear plus a Meta with zero counters, which keeps the namespace existing
 // (controls.md §4.3: reset does not un-create it).
@@ -76,7 +73,6 @@ type Batch struct {
 	Upsert    []*Reservation   // insert or replace by (namespace, scope, key); Namespace "" means the batch's
 	Delete    []ReservationKey // delete by (namespace, scope, key); a missing key is not an error
 	Expire    *Expiry          // when non-nil: mark the expired terminal rows (a durable prune)
-	SetOwners *OwnerUpdate     // when non-nil: every reservation of the namespace gets local/alive (restart)
 	Clock     *Clock           // when non-nil: replace the stored clock state (global, not the namespace's)
 }
 
@@ -139,7 +135,6 @@ const (
 	// skip the younger rows; the exact test follows it.
 	sqlExpire = `UPDATE reservations SET expired = 1
 		WHERE namespace = ? AND terminal = 1 AND expired = 0 AND updated_at < ? AND ? - updated_at > ?`
-	sqlSetOwners = `UPDATE reservations SET local = ?, alive = ? WHERE namespace = ?`
 	sqlSaveClock = `INSERT INTO clock (id, frozen, frozen_ms, offset_ms) VALUES (:id, :frozen, :frozen_ms, :offset_ms)
 		ON CONFLICT (id) DO UPDATE SET
 			frozen = excluded.frozen, frozen_ms = excluded.frozen_ms, offset_ms = excluded.offset_ms`
@@ -238,11 +233,6 @@ func (a *applier) apply(ctx context.Context, b *Batch) error {
 			return fmt.Errorf("reservation (%q, %q): %w", r.Scope, r.Key, err)
 		}
 	}
-	if o := b.SetOwners; o != nil {
-		if _, err := tx.ExecContext(ctx, sqlSetOwners, o.Local, o.Alive, b.Namespace); err != nil {
-			return err
-		}
-	}
 	if c := b.Clock; c != nil {
 		if _, err := tx.NamedExecContext(ctx, sqlSaveClock, clockRow{1, c.Frozen, c.FrozenMs, c.OffsetMs}); err != nil {
 			return err
@@ -254,7 +244,7 @@ func (a *applier) apply(ctx context.Context, b *Batch) error {
 // Touches reports whether b changes anything of its namespace (anything but
 // the Clock).
 func (b *Batch) Touches() bool {
-	return b.Clear || b.Meta != nil || len(b.Delete) > 0 || b.Expire != nil || len(b.Upsert) > 0 || b.SetOwners != nil
+	return b.Clear || b.Meta != nil || len(b.Delete) > 0 || b.Expire != nil || len(b.Upsert) > 0
 }
 
 // check rejects a batch that does not name exactly one namespace.

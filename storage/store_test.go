@@ -84,9 +84,6 @@ var (
 )
 
 func TestApply(t *testing.T) {
-	stale := func(r Reservation) Reservation {
-		return with(r, func(r *Reservation) { r.Local, r.Alive = false, false })
-	}
 	tests := []struct {
 		name  string
 		batch Batch
@@ -113,13 +110,6 @@ func TestApply(t *testing.T) {
 		{"clear then reserve", Batch{Namespace: "b", Clear: true, Meta: &Namespace{RunCounter: 1},
 			Upsert: rows(res("b", "s9", "k9", "run_b1", 70))},
 			state{ns: []Namespace{seedNS[0], {Name: "b", RunCounter: 1}}, res: []Reservation{a1, a2, res("b", "s9", "k9", "run_b1", 70)}}},
-		{"restart stale", Batch{Namespace: "a", SetOwners: &OwnerUpdate{Local: false, Alive: false}},
-			state{ns: seedNS, res: []Reservation{stale(a1), stale(a2), b1, b2}}},
-		{"restart alive after upsert", Batch{Namespace: "b", Upsert: rows(res("b", "s1", "k3", "run_b3", 80)),
-			SetOwners: &OwnerUpdate{Local: false, Alive: true}},
-			state{ns: seedNS, res: []Reservation{a1, a2,
-				with(b1, func(r *Reservation) { r.Local = false }), with(b2, func(r *Reservation) { r.Local = false }),
-				with(res("b", "s1", "k3", "run_b3", 80), func(r *Reservation) { r.Local = false })}}},
 		{"scope set", Batch{Namespace: "b", Meta: &Namespace{RunCounter: 2, ScopeProfile: "p2", ScopeIdentity: "i2"}},
 			state{ns: []Namespace{seedNS[0], {Name: "b", RunCounter: 2, ScopeProfile: "p2", ScopeIdentity: "i2"}}, res: []Reservation{a1, a2, b1, b2}}},
 		{"upsert creates the namespace row", Batch{Namespace: "c", Upsert: rows(res("c", "s", "k", "run_c1", 1))},

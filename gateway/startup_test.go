@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,11 @@ func TestRestartControlAfterRestartReadsNothing(t *testing.T) {
 	}
 	if body, err := g.Get(Main("default"), ids[1]); err != nil || !strings.Contains(string(body), `"status":"interrupted"`) {
 		t.Fatalf("GET after the stale restart: %s %v", body, err)
+	}
+	// The run view names the keys of the rows not read yet too (it named
+	// none after a real restart).
+	if v, err := g.RunView("default", ids[2]); err != nil || !slices.Equal(v.ReservationKeys, []string{"k2"}) || v.OwnerAlive {
+		t.Fatalf("run view after the restarts: %+v %v", v, err)
 	}
 }
 

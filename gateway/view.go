@@ -91,8 +91,10 @@ func (g *Gateway) summaries(ns string, stored []storage.Reservation) []RunSummar
 	st := &space.branches["main"].st
 	out := make([]RunSummary, 0, st.Len())
 	st.EachRun(func(id string, c *state.Cached) { out = append(out, g.summary(ns, st, id, c)) })
+	listed := map[string]bool{}
 	st.EachReservedRun(func(id string) {
 		if _, cached := st.Run(id); !cached {
+			listed[id] = true
 			r, _ := st.ResOfRun(id)
 			out = append(out, g.summary(ns, st, id, cachedOf(r)))
 		}
@@ -101,8 +103,7 @@ func (g *Gateway) summaries(ns string, stored []storage.Reservation) []RunSummar
 	// start-up: of two rows of one id, the greater N answers for it.
 	fromFile := map[string]*state.Reservation{}
 	st.EachStartupRow(stored, func(r *state.Reservation) {
-		_, cached := st.Run(r.RunID)
-		if cached || len(st.ReservationsOfRun(r.RunID)) > 0 {
+		if _, cached := st.Run(r.RunID); cached || listed[r.RunID] {
 			return // listed above
 		}
 		if b := fromFile[r.RunID]; b == nil || r.RunN > b.RunN {

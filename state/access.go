@@ -1,7 +1,9 @@
 package state
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
@@ -37,14 +39,22 @@ func (s *State) EachReservedRun(f func(id string)) {
 	}
 }
 
-// ReservationsOfRun returns the reservations of run id held in memory, by
-// the run counter, oldest first.
+// ReservationsOfRun returns the reservations of run id s sees, in memory and
+// (disk.go) the start-up rows, by the run counter, oldest first.
 func (s *State) ReservationsOfRun(id string) []*Reservation {
-	e, _ := s.runs.Get(id)
+	e, known := s.runs.Get(id)
 	out := make([]*Reservation, 0, len(e.res))
 	for _, k := range e.res {
 		r, _ := s.res.Get(k)
 		out = append(out, r)
+	}
+	if s.disk != nil {
+		for _, k := range s.disk.ofRun(id, known) {
+			if r := s.startup(s.disk.orig[k]); r != nil && !s.isMasked(k) {
+				out = append(out, r)
+			}
+		}
+		slices.SortStableFunc(out, func(a, b *Reservation) int { return cmp.Compare(a.RunN, b.RunN) })
 	}
 	return out
 }

@@ -232,6 +232,15 @@ func compareDisk(t *testing.T, step int, p diskPair, rng *rand.Rand) {
 		if aok != bok || aok && (a.Key != b.Key || a.RunN != b.RunN || a.OwnerStamp() != b.OwnerStamp()) {
 			t.Fatalf("step %d: run %s: lazy %+v, whole %+v", step, id, a, b)
 		}
+		keys := func(s *State) (out []string) {
+			for _, r := range s.ReservationsOfRun(id) {
+				out = append(out, fmt.Sprint(r.Scope, r.Key, r.RunN))
+			}
+			return out
+		}
+		if a, b := keys(&p.lazy), keys(&p.whole); !slices.Equal(a, b) {
+			t.Fatalf("step %d: reservations of run %s: lazy %v, whole %v", step, id, a, b)
+		}
 	}
 }
 

@@ -214,8 +214,8 @@ func (s *State) PruneStartup(now float64) bool {
 func (s *State) pruned(at float64) bool { return runs.Expired(at, s.prunedAt, runs.DurableRetention) }
 
 // startup is start-up row r as s sees it: nil when there is none or s pruned
-// it, else r with s's owner flags (local:false; alive false after the real
-// restart, as the last logical restart set it since).
+// it, else r with s's owner flags (local:false; alive false since the real
+// restart, until a logical restart sets it).
 func (s *State) startup(r *Reservation) *Reservation {
 	if r == nil || r.Terminal && s.pruned(r.UpdatedAt) {
 		return nil
@@ -264,11 +264,11 @@ func (s *State) StartupRows() func() ([]storage.Reservation, error) {
 }
 
 // EachStartupRow calls f with every start-up row s still sees and has not
-// changed (unmasked, not pruned), with s's owner flags: orig's where orig holds its key — a key written since
-// start-up was read first, so orig holds its start-up row — and otherwise
-// stored's, the store's rows as StartupRows read them (not kept). The control
-// plane's run listing walks them (a file's runs are listed before anything
-// read them).
+// changed (unmasked, not pruned), with s's owner flags: orig's where orig
+// holds its key — a key written since start-up was read first, so orig holds
+// its start-up row — and otherwise stored's, the store's rows as StartupRows
+// read them (not kept). The control plane's run listing walks them (a file's
+// runs are listed before anything read them).
 func (s *State) EachStartupRow(stored []storage.Reservation, f func(r *Reservation)) {
 	d := s.disk
 	if d == nil {

@@ -250,6 +250,9 @@ func TestStreamEventShapes(t *testing.T) {
 	hub.Change(gateway.Change{Kind: "run.removed", Namespace: "s", Branch: "main", RunID: "run_1"})
 	hub.Change(gateway.Change{Kind: "run.event", Namespace: "s", Branch: "main", RunID: "run_1", Frame: []byte("data: {\"x\": Infinity}\n\n")})
 	hub.Change(gateway.Change{Kind: "clock", Clock: &gateway.ClockState{Now: 1700000000000, Frozen: true, OffsetMs: 5}})
+	hub.Change(gateway.Change{Kind: "branch.restored", Namespace: "s", Branch: "main", Checkpoint: "cp_00000001"})
+	hub.Change(gateway.Change{Kind: "namespace.reset", Namespace: "s"})
+	hub.Change(gateway.Change{Kind: "namespace.reset", Namespace: "s2"}) // another namespace
 	hub.Fault("s", "f1", "", 0)
 	hub.Fault("s2", "f2", "RunGet", 503) // another namespace
 	frames, end := hub.take(s)
@@ -258,6 +261,8 @@ func TestStreamEventShapes(t *testing.T) {
 		`event: run.removed` + "\n" + `data: {"kind":"run.removed","namespace":"s","branch":"main","run_id":"run_1"}`,
 		`event: run.event` + "\n" + `data: {"kind":"run.event","namespace":"s","branch":"main","run_id":"run_1","event":"{\"x\": Infinity}"}`,
 		`event: clock` + "\n" + `data: {"kind":"clock","clock":{"now":1700000000000,"frozen":true,"offsetMs":5}}`,
+		`event: branch.restored` + "\n" + `data: {"kind":"branch.restored","namespace":"s","branch":"main","checkpoint":"cp_00000001"}`,
+		`event: namespace.reset` + "\n" + `data: {"kind":"namespace.reset","namespace":"s"}`,
 		`event: fault` + "\n" + `data: {"kind":"fault","namespace":"s","fault_id":"f1"}`,
 	}
 	if end || len(frames) != len(want) {

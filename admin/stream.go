@@ -80,9 +80,14 @@ func (h *Hub) Change(c gateway.Change) {
 		h.publish("", "clock", newObj().str("kind", "clock").rawBytes("clock", clockBody(*c.Clock)).bytes())
 		return
 	}
-	o := newObj().str("kind", c.Kind).str("namespace", c.Namespace).str("branch", c.Branch)
+	o := newObj().str("kind", c.Kind).str("namespace", c.Namespace)
+	if c.Kind == "namespace.reset" { // every branch of the namespace
+		h.publish(c.Namespace, c.Kind, o.bytes())
+		return
+	}
+	o.str("branch", c.Branch)
 	switch c.Kind {
-	case "checkpoint":
+	case "checkpoint", "branch.restored":
 		o.str("checkpoint", c.Checkpoint)
 	case "run.event":
 		o.str("run_id", c.RunID)

@@ -250,6 +250,7 @@ func (g *Gateway) Reset(ns string, all bool) ([]string, *runs.Error) {
 			g.spaces[name] = newNamespace(name)
 			g.auto.due.RemoveNS(name)
 			g.snaps.Drop(space.tl) // its snapshots restore nothing now
+			g.changed(Change{Kind: "namespace.reset", Namespace: name})
 		}
 		return nil
 	})

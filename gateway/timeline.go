@@ -77,20 +77,26 @@ func (h host) Capture(branch string) (captured, float64, int) {
 	return captured{st, clock, h.g.rng}, h.g.nowMs(), st.Records()
 }
 
-// Committed notes that branch is at its head and tells Options.OnChange once
-// the namespace is created.
+// Committed notes that branch is at its head and tells Options.OnChange.
 func (h host) Committed(branch, id string) {
 	bs := h.ns.branches[branch]
 	bs.cpAt = bs.version
+	h.tell(Change{Kind: "checkpoint", Namespace: h.ns.name, Branch: branch, Checkpoint: id})
+}
+
+// tell hears c (Gateway.changed) once the namespace is created: what happens
+// to one not yet created is thrown away unless the change creates it.
+func (h host) tell(c Change) {
 	if h.g.spaces[h.ns.name] == h.ns {
-		h.g.changed(Change{Kind: "checkpoint", Namespace: h.ns.name, Branch: branch, Checkpoint: id})
+		h.g.changed(c)
 	}
 }
 
-// Restore replaces branch's state by c's: main's durable copy and scenario
-// cursors follow, the branch's transports are destroyed; a checkout also
-// restores the global clock and fault RNG.
-func (h host) Restore(branch string, c captured, checkout bool) {
+// Restore replaces branch's state by checkpoint id's, c: main's durable copy
+// and scenario cursors follow, the branch's transports are destroyed and
+// Options.OnChange hears it; a checkout also restores the global clock and
+// fault RNG (a clock change follows).
+func (h host) Restore(branch, id string, c captured, checkout bool) {
 	g, ns := h.g, h.ns
 	bs := ns.branches[branch]
 	if bs == nil {
@@ -110,6 +116,7 @@ func (h host) Restore(branch string, c captured, checkout bool) {
 		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
 	}
 	bs.cpAt = bs.version
+	h.tell(Change{Kind: "branch.restored", Namespace: ns.name, Branch: branch, Checkpoint: id})
 	if checkout {
 		g.clock, g.rng = c.clock, c.rng
 		g.saveClock()

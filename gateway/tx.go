@@ -236,9 +236,12 @@ func (x *tx) scope() string {
 	return runs.ScopeHash(x.st.ScopeProfile, x.st.ScopeIdentity)
 }
 
-// Change is one state change, for the control-plane stream.
+// Change is one state change, for the control-plane stream. Kind is
+// "run.created", "run.changed", "run.removed", "run.event", "checkpoint",
+// "branch.restored" (the branch's state was replaced by that of Checkpoint),
+// "namespace.reset" (Namespace only) or "clock" (Clock only).
 type Change struct {
-	Kind                                         string // "run.created" | "run.changed" | "run.removed" | "run.event" | "checkpoint" | "clock"
+	Kind                                         string
 	Namespace, Branch, RunID, Status, Checkpoint string
 	Frame                                        []byte      // for run.event: the SSE frame bytes emitted
 	Clock                                        *ClockState // for clock: the clock after the move

@@ -39,7 +39,7 @@ func (h *fakeHost) Capture(branch string) (int, float64, int) {
 
 func (h *fakeHost) Committed(branch, id string) { h.log = append(h.log, "commit "+branch+" "+id) }
 
-func (h *fakeHost) Restore(branch string, s int, checkout bool) {
+func (h *fakeHost) Restore(branch, _ string, s int, checkout bool) {
 	h.branches[branch] = s
 	h.log = append(h.log, fmt.Sprintf("restore %s %d %v", branch, s, checkout))
 }

@@ -14,10 +14,11 @@ type Host[S any] interface {
 	// Committed hears that checkpoint id was just committed from branch's
 	// current state.
 	Committed(branch, id string)
-	// Restore makes s the state of branch, creating the branch when it does
-	// not exist. With checkout it also restores what s holds beyond the
-	// branch (the gateway's clock and fault RNG).
-	Restore(branch string, s S, checkout bool)
+	// Restore makes s, the state of checkpoint id, the state of branch,
+	// creating the branch when it does not exist. With checkout it also
+	// restores what s holds beyond the branch (the gateway's clock and fault
+	// RNG).
+	Restore(branch, id string, s S, checkout bool)
 	// Create makes the host exist before the timeline changes it (hardening
 	// H3: a namespace is created by its first change); its error refuses the
 	// change.
@@ -51,7 +52,7 @@ func (t *Timeline[S]) Place(branch string, c *Checkpoint[S]) *runs.Error {
 // Move points branch at c and has the host restore c's state into it; with
 // checkout also what c captured beyond the branch (controls §8.5).
 func (t *Timeline[S]) Move(branch string, c *Checkpoint[S], checkout bool) {
-	t.host.Restore(branch, c.State, checkout)
+	t.host.Restore(branch, c.ID, c.State, checkout)
 	t.setHead(branch, c)
 }
 

@@ -563,7 +563,7 @@ type ClientInterface interface {
 
 	// StreamGet Server-Sent Events of control-plane changes, for live views
 	//
-	// One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
+	// One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, branch.restored (a checkout, a snapshot restore, main moved back by x-mockingbird-at or a branch placed at a checkpoint replaced the branch's whole state), namespace.reset (POST /__admin/reset emptied the namespace), fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
 	//
 	// Corresponds with GET /__admin/stream (the `StreamGet` operationId).
 	StreamGet(ctx context.Context, params *StreamGetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1624,7 +1624,7 @@ func (c *Client) SnapshotRestore(ctx context.Context, id SnapshotID, params *Sna
 
 // StreamGet Server-Sent Events of control-plane changes, for live views
 //
-// One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
+// One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, branch.restored (a checkout, a snapshot restore, main moved back by x-mockingbird-at or a branch placed at a checkpoint replaced the branch's whole state), namespace.reset (POST /__admin/reset emptied the namespace), fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
 //
 // Corresponds with GET /__admin/stream (the `StreamGet` operationId).
 func (c *Client) StreamGet(ctx context.Context, params *StreamGetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4903,7 +4903,7 @@ type ClientWithResponsesInterface interface {
 
 	// StreamGetWithResponse Server-Sent Events of control-plane changes, for live views
 	//
-	// One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
+	// One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, branch.restored (a checkout, a snapshot restore, main moved back by x-mockingbird-at or a branch placed at a checkpoint replaced the branch's whole state), namespace.reset (POST /__admin/reset emptied the namespace), fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8833,7 +8833,7 @@ func (c *ClientWithResponses) SnapshotRestoreWithResponse(ctx context.Context, i
 
 // StreamGetWithResponse Server-Sent Events of control-plane changes, for live views
 //
-// One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
+// One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, branch.restored (a checkout, a snapshot restore, main moved back by x-mockingbird-at or a branch placed at a checkpoint replaced the branch's whole state), namespace.reset (POST /__admin/reset emptied the namespace), fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
 //
 // Returns a wrapper object for the known response body format(s).
 //

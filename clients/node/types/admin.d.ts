@@ -761,7 +761,7 @@ export interface paths {
         };
         /**
          * Server-Sent Events of control-plane changes, for live views
-         * @description One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
+         * @description One SSE frame per change: `event: <kind>` and `data: <StreamEvent JSON>`. Kinds: run.created, run.changed, run.removed, run.event (a frame emitted on a run's stream), checkpoint, branch.restored (a checkout, a snapshot restore, main moved back by x-mockingbird-at or a branch placed at a checkpoint replaced the branch's whole state), namespace.reset (POST /__admin/reset emptied the namespace), fault (a fault rule fired), clock (the clock moved). Changes of the admin namespace (every namespace with all=1) and every clock change. A subscriber that does not read is dropped once its unsent frames exceed 8 MiB; at most 64 streams are open at once. `: keepalive` comments are sent while idle.
          */
         get: operations["StreamGet"];
         put?: never;
@@ -1201,10 +1201,10 @@ export interface components {
                 due: number | null;
             } | null;
         };
-        /** @description The data of one /__admin/stream frame. `kind` says which other fields are present: run.* have namespace, branch, run_id, status; run.event adds `event` (the emitted frame's data as JSON, or its text); checkpoint has namespace, branch, checkpoint; fault has namespace, fault_id, operation_id, http_status; clock has clock. */
+        /** @description The data of one /__admin/stream frame. `kind` says which other fields are present: run.* have namespace, branch, run_id, status; run.event adds `event` (the emitted frame's data as JSON, or its text); checkpoint has namespace, branch, checkpoint (the one committed); branch.restored has namespace, branch, checkpoint (the one whose state the branch now holds); namespace.reset has namespace; fault has namespace, fault_id, operation_id, http_status; clock has clock. */
         StreamEvent: {
             /** @enum {string} */
-            kind: "run.created" | "run.changed" | "run.removed" | "run.event" | "checkpoint" | "fault" | "clock";
+            kind: "run.created" | "run.changed" | "run.removed" | "run.event" | "checkpoint" | "branch.restored" | "namespace.reset" | "fault" | "clock";
             namespace?: string;
             branch?: string;
             run_id?: string;

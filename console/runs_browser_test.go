@@ -197,8 +197,9 @@ func TestBrowserLoadMoreTwice(t *testing.T) {
 // TestBrowserRefreshAfterCheckout: when runs the view loaded are gone (a
 // checkout to before half of them, the last one loaded among them), a
 // refresh shows the loaded runs that remain, and Load more goes on after
-// them with every other remaining run, each once. (Refresh is pressed: a
-// checkout sends no frame on the stream.)
+// them with every other remaining run, each once. (The checkout's
+// branch.restored frame refreshes the view; Refresh, pressed too, finds the
+// same runs.)
 func TestBrowserRefreshAfterCheckout(t *testing.T) {
 	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
 	for i := 0; i < 80; i++ {

@@ -3,8 +3,10 @@ import { call } from './api.js';
 import { h, field, requestCard, when, json, toast, confirmDialog, throttle } from './ui.js';
 import { liveTable } from './live.js';
 
-// clockChanged: the clock moved, or a checkout restored it.
-function clockChanged(f) { return f.event === 'clock' || f.event === 'checkpoint'; }
+// clockChanged: the clock moved, or a checkout, a snapshot restore or
+// x-mockingbird-at restored it (each sends a clock frame after its
+// branch.restored).
+function clockChanged(f) { return f.event === 'clock'; }
 
 export function clockView(ctx) {
   const now = h('dd', { id: 'clock-now' });
@@ -28,7 +30,7 @@ export function clockView(ctx) {
     const v = set.input.value.trim();
     return post({ set: /^\d+$/.test(v) ? Number(v) : v })();
   }, show);
-  const soon = throttle(load); // every checkpoint frame is a clockChanged one
+  const soon = throttle(load); // one load for a burst of clock frames
   ctx.live((f) => { if (clockChanged(f)) soon(); });
   ctx.every(1000, () => { if (frozen.textContent !== 'frozen') load(); });
   ctx.main.append(

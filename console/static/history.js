@@ -125,8 +125,10 @@ export function timelineView(ctx) {
   const branch = field('Branch', { value: 'main' });
   const name = field('New branch', { value: 'try-1' });
   const at = field('From checkpoint (optional)', { placeholder: 'cp_00000001' });
-  const soon = throttle(load); // every accepted request is a checkpoint
-  ctx.live((f) => { if (f.event === 'checkpoint') soon(); });
+  // A commit adds a checkpoint (every accepted request is one), a checkout
+  // or a branch placed moves a head, a reset empties the timeline.
+  const soon = throttle(load);
+  ctx.live((f) => { if (/^(checkpoint|branch\.restored|namespace\.reset)$/.test(f.event)) soon(); });
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(); });
   ctx.main.append(
     h('section', { class: 'panel', 'aria-labelledby': 'timeline-h' }, h('h2', { id: 'timeline-h' }, 'Timeline'),

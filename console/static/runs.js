@@ -20,8 +20,14 @@ function owner(r) {
 }
 
 // runChanged reports whether a stream frame changes what the run views show
-// (run.created, run.changed, run.removed; a checkout moves runs too).
-function runChanged(f) { return /^run\.(created|changed|removed)$/.test(f.event) || f.event === 'checkpoint'; }
+// (main's runs): run.created, run.changed, run.removed; a checkpoint, which
+// follows changes no run frame names (the restart control); main's state
+// replaced (branch.restored: a checkout, a snapshot restore,
+// x-mockingbird-at); the namespace emptied (namespace.reset).
+function runChanged(f) {
+  return /^run\.(created|changed|removed)$/.test(f.event) || f.event === 'checkpoint' ||
+    f.event === 'namespace.reset' || (f.event === 'branch.restored' && (f.data || {}).branch === 'main');
+}
 
 // Paging of the runs view: the first page and each Load more bring page runs;
 // a refresh reloads in pages of at most pageMax (the listing's largest) and

@@ -37,7 +37,8 @@
 //	             retention, snapshots; O(1) amortised commits, H7): a
 //	             namespace is its Host, capturing a branch's State, clock and
 //	             RNG and restoring them; x-mockingbird-at views; a
-//	             "checkpoint" Change per commit.
+//	             "checkpoint" Change per commit, a "branch.restored" one per
+//	             restore (controls.go's Reset tells "namespace.reset").
 //	(transports) package transport (its doc.go lists the invariants:
 //	             the H5 buffer bound, expiry). Gateway.Subscribe (RunEvents
 //	             steps 2–4) and Shutdown are in gateway.go; tx.publish feeds

@@ -254,8 +254,8 @@ func TestBrowserRefreshAfterCheckout(t *testing.T) {
 // TestBrowserRefreshAfterBurst: 300 runs created while a refresh of 100
 // loaded runs waits (as in a background tab) are read in two pages — the 100
 // it showed, then the rest up to the last run loaded in one page of up to
-// 1,000 — and the refresh queued meanwhile in one; the rest was read 50 at
-// a time.
+// 1,000 — and a refresh queued meanwhile, if any, in one; the rest was read
+// 50 at a time.
 func TestBrowserRefreshAfterBurst(t *testing.T) {
 	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
 	for i := 0; i < 100; i++ {
@@ -292,7 +292,9 @@ func TestBrowserRefreshAfterBurst(t *testing.T) {
 	if got, want := eval[[]string](t, ctx, `[...document.querySelectorAll('#runs-body tbody tr td:first-child a')].map((a) => a.textContent)`), listRuns(t, srv, 400); !slices.Equal(got, want) {
 		t.Errorf("after the refresh the view shows %d runs, want the namespace's 400 in order, each once", len(got))
 	}
-	if n := eval[float64](t, ctx, `window.runCalls`); n != 3 {
-		t.Errorf("the refreshes made %v listing calls, want 3", n)
+	// Two pages, and a third call when a frame came after the refresh began
+	// (it queues one more); 50 at a time took 8.
+	if n := eval[float64](t, ctx, `window.runCalls`); n < 2 || n > 3 {
+		t.Errorf("the refreshes made %v listing calls, want 2 or 3", n)
 	}
 }

@@ -39,11 +39,17 @@ export function journalView(ctx) {
   const older = h('p', { class: 'hint' }, 'Older matching entries remain: raise "Last" or narrow the filter.');
   // The filter and answer on screen: the same again is not redrawn.
   let shown = '';
+  // The text fields as last applied (Filter or Enter): a poll reads these,
+  // never what is being typed. All namespaces applies itself.
+  let applied = {};
+  function apply() {
+    applied = {};
+    if (op.input.value.trim()) applied.operationId = op.input.value.trim();
+    if (status.input.value.trim()) applied.status = status.input.value.trim();
+    if (limit.input.value.trim()) applied.limit = limit.input.value.trim();
+  }
   async function load() {
-    const q = {};
-    if (op.input.value.trim()) q.operationId = op.input.value.trim();
-    if (status.input.value.trim()) q.status = status.input.value.trim();
-    if (limit.input.value.trim()) q.limit = limit.input.value.trim();
+    const q = Object.assign({}, applied);
     if (all.input.checked) q.all = '1';
     const res = await call('GET', '/requests', undefined, q);
     if (!res.ok) { shown = ''; body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
@@ -54,18 +60,20 @@ export function journalView(ctx) {
     list.update('Vendor requests, newest first (journal keeps ' + res.data.size + ' a namespace)',
       keyed(res.data.requests || []).reverse(), 'No requests journaled' + (Object.keys(q).length ? ' that match.' : '.'));
   }
-  const form = h('form', { class: 'toolbar', onsubmit: (ev) => { ev.preventDefault(); load(); } },
+  const form = h('form', { class: 'toolbar', onsubmit: (ev) => { ev.preventDefault(); apply(); load(); } },
     op, status, limit, all, live, h('button', {}, 'Filter'),
     h('button', { type: 'button', class: 'danger', onclick: async () => {
       if (!(await confirmDialog('Clear the journal?', all.input.checked ? 'Every namespace\'s entries go.' : 'This namespace\'s entries go.'))) return;
       const x = await call('DELETE', '/requests', undefined, all.input.checked ? { all: '1' } : {});
       toast(x.ok ? 'Journal cleared' : x.status + ' ' + x.message); load();
     } }, 'Clear'));
-  form.addEventListener('change', load);
+  all.input.addEventListener('change', load);
+  live.input.addEventListener('change', load);
   ctx.every(1500, () => { if (live.input.checked) load(); });
   ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'journal-h' },
     h('h2', { id: 'journal-h' }, 'Journal'),
-    h('p', { class: 'hint' }, 'Every vendor request, without bodies, keys or texts. Live refreshes it every 1.5 s.'), form, body));
+    h('p', { class: 'hint' }, 'Every vendor request, without bodies, keys or texts. Live refreshes it every 1.5 s with the filter last applied (Filter or Enter).'), form, body));
+  apply();
   load();
 }
 

@@ -1,0 +1,65 @@
+//go:build browser
+
+package console_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/hermes-emulator/hermes-emulator/emulator"
+	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
+)
+
+// A timer or a stream frame leaves alone what the user is typing or has
+// selected (docs/console.md, Refreshes keep your place).
+
+// getRun reads a run as an application would, a RunGet in the journal.
+func getRun(t *testing.T, base, id string) {
+	t.Helper()
+	res, err := http.Get(base + "/v1/runs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("GET /v1/runs/%s: %d", id, res.StatusCode)
+	}
+}
+
+// TestBrowserJournalPollKeepsFilter: the live Journal's poll asks for the
+// filter last applied with Filter or Enter, not for what is half typed in
+// Operation; it read the fields as they were, so "RunG" showed "No requests
+// journaled that match." before the user pressed Enter.
+func TestBrowserJournalPollKeepsFilter(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	id := submitRun(t, srv.URL(), "")
+	submitRun(t, srv.URL(), "")
+	getRun(t, srv.URL(), id)
+	ctx := browser(t)
+	do(t, ctx, "open the journal", chromedp.Navigate(srv.URL()+"/__admin/ui/#/journal"))
+	const rows = `document.querySelectorAll('#journal-body tbody tr').length`
+	const ops = `[...document.querySelectorAll('#journal-body tbody tr')].map((tr) => tr.cells[3].textContent).join(' ')`
+	// shows waits for the journal to show n rows or none; it fails unless it
+	// shows the n rows with operations want, newest first.
+	shows := func(what string, n int, want string) {
+		t.Helper()
+		until(t, ctx, fmt.Sprintf(`%s === %d || !!document.querySelector('#journal-body p.empty')`, rows, n), what)
+		if got := eval[string](t, ctx, ops); got != want {
+			t.Fatalf("%s: the journal shows %q (%s), want %q", what, got, text(t, ctx, "#journal-body"), want)
+		}
+	}
+	shows("the journal", 3, "RunGet RunCreate RunCreate")
+	operation := css(`#main input[placeholder="RunCreate"]`)
+	do(t, ctx, "type RunG", chromedp.SendKeys(operation, "RunG"))
+	getRun(t, srv.URL(), id)
+	shows("a poll while RunG is typed", 4, "RunGet RunGet RunCreate RunCreate")
+	do(t, ctx, "type et and Enter", chromedp.SendKeys(operation, "et"+kb.Enter))
+	shows("the journal filtered by RunGet", 2, "RunGet RunGet")
+	do(t, ctx, "type RunGetX", chromedp.SendKeys(operation, "X"))
+	getRun(t, srv.URL(), id)
+	shows("a poll while RunGetX is typed", 3, "RunGet RunGet RunGet")
+}

@@ -63,3 +63,40 @@ func TestBrowserJournalPollKeepsFilter(t *testing.T) {
 	getRun(t, srv.URL(), id)
 	shows("a poll while RunGetX is typed", 3, "RunGet RunGet RunGet")
 }
+
+// TestBrowserClockKeepsSelection: the running clock's tick rewrites only its
+// time, so a selection elsewhere in the Clock view stays, and it holds the
+// time while a selection touches it; it rewrote Now, State and Offset every
+// second, clearing any selection in them.
+func TestBrowserClockKeepsSelection(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000})
+	ctx := browser(t)
+	do(t, ctx, "open the clock", chromedp.Navigate(srv.URL()+"/__admin/ui/#/clock"))
+	waitText(t, ctx, "#clock-frozen", "running")
+	sel := func(q string) string {
+		t.Helper()
+		return eval[string](t, ctx, fmt.Sprintf(`getSelection().selectAllChildren(document.querySelector(%q)), getSelection().toString()`, q))
+	}
+	if got := sel("#clock-frozen"); got != "running" {
+		t.Fatalf("selected %q in State, want running", got)
+	}
+	now := text(t, ctx, "#clock-now")
+	until(t, ctx, fmt.Sprintf(`document.querySelector('#clock-now').textContent !== %q`, now), "the running clock ticks")
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != "running" {
+		t.Errorf("after a tick the selection is %q, want running", got)
+	}
+	shown := sel("#clock-time")
+	if shown == "" {
+		t.Fatal("nothing selected in the time")
+	}
+	until(t, ctx, `!document.querySelector('#clock-held').hidden`, "a tick holds the selected time")
+	if got := text(t, ctx, "#clock-time"); got != shown {
+		t.Errorf("while selected the time shows %q, want %q held", got, shown)
+	}
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != shown {
+		t.Errorf("after a held tick the selection is %q, want %q", got, shown)
+	}
+	eval[bool](t, ctx, `getSelection().removeAllRanges(), true`)
+	until(t, ctx, fmt.Sprintf(`document.querySelector('#clock-time').textContent !== %q && document.querySelector('#clock-held').hidden`, shown),
+		"the time ticks again once the selection is gone")
+}

@@ -1,6 +1,6 @@
 // Controls: the clock (controls §5) and fault rules and presets (controls §6).
 import { call } from './api.js';
-import { h, field, requestCard, when, json, toast, confirmDialog, throttle } from './ui.js';
+import { h, field, requestCard, when, json, toast, confirmDialog, throttle, setText, selecting } from './ui.js';
 import { liveTable } from './live.js';
 
 // clockChanged: the clock moved, or a checkout, a snapshot restore or
@@ -9,17 +9,26 @@ import { liveTable } from './live.js';
 function clockChanged(f) { return f.event === 'clock'; }
 
 export function clockView(ctx) {
-  const now = h('dd', { id: 'clock-now' });
+  // Only the time ticks: each fact is written when it changes, so a
+  // selection elsewhere in the view stays.
+  const time = h('span', { id: 'clock-time' });
+  const held = h('span', { id: 'clock-held', class: 'hint', hidden: true }, ' (held while selected)');
+  const now = h('dd', { id: 'clock-now' }, time, held);
   const frozen = h('dd', { id: 'clock-frozen' });
   const offset = h('dd', { id: 'clock-offset' });
-  async function load() {
+  // tick: the poll of a running clock. Its time waits while a selection
+  // touches it, so that it can be copied; a move of the clock (a control,
+  // a clock frame) shows at once.
+  async function load(tick) {
     const res = await call('GET', '/clock');
-    if (!res.ok) { now.textContent = res.status + ' ' + res.message; return; }
+    if (!res.ok) { setText(time, res.status + ' ' + res.message); return; }
     const c = res.data;
-    now.textContent = when(c.now) + '  (' + c.now + ' ms)';
-    frozen.textContent = c.frozen ? 'frozen' : 'running';
+    const hold = tick === true && selecting(time);
+    held.hidden = !hold;
+    if (!hold) setText(time, when(c.now) + '  (' + c.now + ' ms)');
+    setText(frozen, c.frozen ? 'frozen' : 'running');
     // Frozen, the offset from the wall clock changes every millisecond.
-    offset.textContent = c.frozen ? 'none while frozen' : c.offsetMs + ' ms';
+    setText(offset, c.frozen ? 'none while frozen' : c.offsetMs + ' ms');
     if (!set.input.value) { set.input.value = new Date(c.now).toISOString().replace(/\.\d+Z$/, 'Z'); setCard.refresh(); }
   }
   const show = (res) => { toast('Clock: ' + (res.data && res.data.frozen ? 'frozen' : 'running')); load(); };
@@ -32,7 +41,7 @@ export function clockView(ctx) {
   }, show);
   const soon = throttle(load); // one load for a burst of clock frames
   ctx.live((f) => { if (clockChanged(f)) soon(); });
-  ctx.every(1000, () => { if (frozen.textContent !== 'frozen') load(); });
+  ctx.every(1000, () => { if (frozen.textContent !== 'frozen') load(true); });
   ctx.main.append(
     h('section', { class: 'panel', 'aria-labelledby': 'clock-h' },
       h('h2', { id: 'clock-h' }, 'Clock'),

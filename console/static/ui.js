@@ -158,6 +158,16 @@ export function throttle(fn) {
   };
 }
 
+// setText gives el the text s unless it shows s already: writing the same
+// text again replaces its text node and clears a selection in it.
+export function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
+
+// selecting reports whether the user's text selection (not a caret) touches el.
+export function selecting(el) {
+  const s = getSelection();
+  return s.rangeCount > 0 && !s.isCollapsed && s.getRangeAt(0).intersectsNode(el);
+}
+
 export function badge(status) { return h('span', { class: 'badge s-' + status }, status); }
 
 // notAvailable is the message a view shows when its route is missing.

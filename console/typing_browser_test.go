@@ -100,3 +100,23 @@ func TestBrowserClockKeepsSelection(t *testing.T) {
 	until(t, ctx, fmt.Sprintf(`document.querySelector('#clock-time').textContent !== %q && document.querySelector('#clock-held').hidden`, shown),
 		"the time ticks again once the selection is gone")
 }
+
+// TestBrowserClockKeepsSetEmpty: the Clock view offers the time in "Set to"
+// once; it refilled the field whenever a tick found it empty, so a user who
+// cleared it to type an epoch had the date back within a second.
+func TestBrowserClockKeepsSetEmpty(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000})
+	ctx := browser(t)
+	do(t, ctx, "open the clock", chromedp.Navigate(srv.URL()+"/__admin/ui/#/clock"))
+	waitText(t, ctx, "#clock-frozen", "running")
+	const input = `document.querySelector('form[data-action="set"] input')`
+	until(t, ctx, input+`.value !== ''`, "Set to is offered the time")
+	now := eval[string](t, ctx, `(i => (i.focus(), i.select(), document.execCommand('delete'), document.querySelector('#clock-time').textContent))(`+input+`)`)
+	until(t, ctx, fmt.Sprintf(`document.querySelector('#clock-time').textContent !== %q`, now), "the running clock ticks")
+	if got := eval[string](t, ctx, input+`.value`); got != "" {
+		t.Errorf("after a tick Set to holds %q, want it left empty", got)
+	}
+	if got, want := text(t, ctx, `form[data-action="set"] pre.req`), `POST /__admin/clock?namespace=default`+"\n"+`{"set":""}`; got != want {
+		t.Errorf("the Set card shows %q, want %q", got, want)
+	}
+}

@@ -29,8 +29,11 @@ export function clockView(ctx) {
     setText(frozen, c.frozen ? 'frozen' : 'running');
     // Frozen, the offset from the wall clock changes every millisecond.
     setText(offset, c.frozen ? 'none while frozen' : c.offsetMs + ' ms');
-    if (!set.input.value) { set.input.value = new Date(c.now).toISOString().replace(/\.\d+Z$/, 'Z'); setCard.refresh(); }
+    // Set to is offered the time once: a field the user emptied stays empty.
+    if (!offered && !set.input.value) { set.input.value = new Date(c.now).toISOString().replace(/\.\d+Z$/, 'Z'); setCard.refresh(); }
+    offered = true;
   }
+  let offered = false;
   const show = (res) => { toast('Clock: ' + (res.data && res.data.frozen ? 'frozen' : 'running')); load(); };
   const post = (body) => () => ({ method: 'POST', path: '/clock', body });
   const adv = field('Advance by', { value: '15m', 'aria-describedby': 'adv-hint' });

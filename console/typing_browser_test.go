@@ -3,6 +3,7 @@
 package console_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -118,5 +119,46 @@ func TestBrowserClockKeepsSetEmpty(t *testing.T) {
 	}
 	if got, want := text(t, ctx, `form[data-action="set"] pre.req`), `POST /__admin/clock?namespace=default`+"\n"+`{"set":""}`; got != want {
 		t.Errorf("the Set card shows %q, want %q", got, want)
+	}
+}
+
+// countAnswers makes the page count, in window.answers[path], the answers it
+// reads from then on; a view has drawn an answer by the time the test can
+// read its count, as the rest of the load that read it runs in the same task.
+func countAnswers(t *testing.T, ctx context.Context) {
+	t.Helper()
+	eval[bool](t, ctx, `(() => {
+		window.answers = {};
+		const f = window.fetch;
+		window.fetch = async (...a) => {
+			const res = await f.apply(window, a);
+			const path = new URL(a[0], location.href).pathname, read = res.text.bind(res);
+			res.text = async () => {
+				const s = await read();
+				window.answers[path] = (window.answers[path] || 0) + 1;
+				return s;
+			};
+			return res;
+		};
+		return true;
+	})()`)
+}
+
+// TestBrowserEmptyTextKeepsSelection: the Faults view's poll leaves the
+// text it shows without rules as it is; every poll (2 s) wrote it again,
+// clearing a selection in it.
+func TestBrowserEmptyTextKeepsSelection(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	ctx := browser(t)
+	do(t, ctx, "open the faults", chromedp.Navigate(srv.URL()+"/__admin/ui/#/faults"))
+	waitText(t, ctx, "#fault-list", "No fault rules")
+	countAnswers(t, ctx)
+	const want = "No fault rules: every vendor request is answered normally."
+	if got := eval[string](t, ctx, `getSelection().selectAllChildren(document.querySelector('#fault-list p.empty')), getSelection().toString()`); got != want {
+		t.Fatalf("selected %q, want %q", got, want)
+	}
+	until(t, ctx, `(window.answers['/__admin/faults'] || 0) >= 1`, "a poll of the faults answered")
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != want {
+		t.Errorf("after a poll the selection is %q, want %q", got, want)
 	}
 }

@@ -21,7 +21,9 @@ export function liveTable(cols, key) {
     if (!rows.length) {
       shown = new Map();
       caption = tbody = null;
-      box.replaceChildren(h('p', { class: 'empty' }, empty));
+      // The same text again is left as it is (a selection in it stays).
+      const p = box.firstChild;
+      if (!p || p.className !== 'empty' || p.textContent !== empty) box.replaceChildren(h('p', { class: 'empty' }, empty));
       return;
     }
     if (!tbody) {

@@ -162,3 +162,26 @@ func TestBrowserEmptyTextKeepsSelection(t *testing.T) {
 		t.Errorf("after a poll the selection is %q, want %q", got, want)
 	}
 }
+
+// TestBrowserRunFactsKeepSelection: a change of the run rewrites the facts
+// of its page that changed and leaves the others, with a selection in them,
+// as they are; every refresh (every checkpoint of the namespace) drew them
+// all again.
+func TestBrowserRunFactsKeepSelection(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	id := submitRun(t, srv.URL(), "polish-key")
+	ctx := browser(t)
+	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	waitText(t, ctx, "#run-summary", "queued")
+	if got := eval[string](t, ctx, `getSelection().selectAllChildren(document.querySelector('#run-summary dl.facts dd:nth-of-type(6)')), getSelection().toString()`); got != "polish-key" {
+		t.Fatalf("selected %q in Reservation, want polish-key", got)
+	}
+	if _, err := srv.Control().Observe(context.Background(), id, map[string]any{"status": "running"}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, `document.querySelector('#run-summary .badge').textContent === 'running'`, "the run page shows running")
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != "polish-key" {
+		t.Errorf("after the run changed the selection is %q, want polish-key", got)
+	}
+}

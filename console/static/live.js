@@ -4,7 +4,8 @@
 // did not change keeps its element (the keyboard's focus and a text selection
 // in it stay), a changed row keeps every cell that renders the same, and when
 // rows are scrolled past, the rows in view stay where they are on screen
-// while rows come and go above them.
+// while rows come and go above them. morph updates other drawn content in
+// place the same way.
 import { h } from './ui.js';
 
 // liveTable returns an element whose update(caption, rows, empty) shows rows
@@ -87,4 +88,22 @@ function inView(tbody) {
     out.push({ tr: rows[i], top });
   }
   return out;
+}
+
+// morph makes el's children render as those of fresh (a new drawing of the
+// same content), keeping every node that renders the same already, so a
+// text selection in it stays: an equal node is kept, an element with the
+// same tag and attributes is morphed in turn, anything else is replaced by
+// fresh's node. For content without listeners (a kept element keeps its
+// own).
+export function morph(el, fresh) {
+  const news = [...fresh.childNodes];
+  news.forEach((n, i) => {
+    const o = el.childNodes[i];
+    if (!o) el.append(n);
+    else if (o.isEqualNode(n)) return;
+    else if (o.nodeType === Node.ELEMENT_NODE && o.cloneNode(false).isEqualNode(n.cloneNode(false))) morph(o, n);
+    else o.replaceWith(n);
+  });
+  while (el.childNodes.length > news.length) el.lastChild.remove();
 }

@@ -1,6 +1,6 @@
 // Play the agent: one card per Hermes control on a run (controls §11.1–11.3),
 // each showing the exact request it sends, copyable as curl.
-import { h, field, checkbox, requestCard, toast } from './ui.js';
+import { h, field, checkbox, requestCard, toast, setText } from './ui.js';
 
 const enc = encodeURIComponent;
 
@@ -74,6 +74,6 @@ export function playPanel(id, changed) {
     h('h2', { id: 'play-h' }, 'Play the agent ', status),
     h('p', { class: 'hint' }, 'Each card sends one Hermes control to the emulator and shows the exact request; "Copy as curl" copies it for a shell.'),
     h('div', { class: 'cards' }, cards));
-  panel.setStatus = (s) => { status.textContent = s ? '(now ' + s + ')' : ''; };
+  panel.setStatus = (s) => setText(status, s ? '(now ' + s + ')' : '');
   return panel;
 }

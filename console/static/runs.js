@@ -3,7 +3,7 @@
 // with the agent's controls and the watch panel.
 import { call, missing, namespace } from './api.js';
 import { h, field, when, badge, json, notAvailable, throttle } from './ui.js';
-import { liveTable } from './live.js';
+import { liveTable, morph } from './live.js';
 import { playPanel } from './play.js';
 import { watchPanel } from './watch.js';
 
@@ -208,8 +208,10 @@ export function runView(ctx) {
   const head = h('h2', { id: 'run-h' }, 'Run ', h('code', {}, id));
   const summary = h('div', { id: 'run-summary', 'aria-live': 'polite' });
   const play = playPanel(id, () => load());
-  // A refresh redraws the facts; the JSON section stays (open or closed,
-  // focused, scrolled) and its text changes only when the view does.
+  // A refresh changes only the facts that changed (a selection in another
+  // stays: every checkpoint of the namespace refreshes the page); the JSON
+  // section stays (open or closed, focused, scrolled) and its text changes
+  // only when the view does.
   const info = h('div', {});
   const full = h('pre', { class: 'json' });
   const more = h('details', { class: 'sub' }, h('summary', {}, 'Record and full view (JSON)'), full);
@@ -221,10 +223,10 @@ export function runView(ctx) {
     const rec = v.record || {};
     play.setStatus(rec.status);
     if (summary.firstChild !== info) summary.replaceChildren(info, more);
-    info.replaceChildren(
+    morph(info, h('div', {},
       facts(v),
       listBlock('Pending approvals', v.approvals, (a) => h('code', {}, JSON.stringify(a))),
-      listBlock('Queued steers', v.steers, (s) => s));
+      listBlock('Queued steers', v.steers, (s) => s)));
     if (full.textContent !== json(v)) full.textContent = json(v);
   }
   const soon = throttle(load);

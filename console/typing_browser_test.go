@@ -185,3 +185,53 @@ func TestBrowserRunFactsKeepSelection(t *testing.T) {
 		t.Errorf("after the run changed the selection is %q, want polish-key", got)
 	}
 }
+
+// TestBrowserRunJSONKeepsSelection: a change of the run rewrites the lines
+// of the page's JSON that changed and leaves a selection in another line as
+// it is; the whole text was written again on every change (each event of a
+// run that streams).
+func TestBrowserRunJSONKeepsSelection(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	id := submitRun(t, srv.URL(), "polish-key")
+	ctx := browser(t)
+	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	waitText(t, ctx, "#run-summary pre.json", `"status": "queued"`)
+	got := eval[string](t, ctx, `(() => {
+		document.querySelector('#run-summary details').open = true;
+		const text = document.querySelector('#run-summary pre.json').firstChild, at = text.data.indexOf('"polish-key"');
+		getSelection().setBaseAndExtent(text, at, text, at + '"polish-key"'.length);
+		return getSelection().toString();
+	})()`)
+	if got != `"polish-key"` {
+		t.Fatalf("selected %q in the JSON, want the key", got)
+	}
+	if _, err := srv.Control().Observe(context.Background(), id, map[string]any{"status": "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Control().Events(context.Background(), id, map[string]any{"event": "message.delta", "delta": "chunk"}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, `(t => t.includes('"status": "running"') && t.includes('"events_buffered": 1'))(document.querySelector('#run-summary pre.json').textContent)`,
+		"the JSON shows the run running with its event")
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != `"polish-key"` {
+		t.Errorf("after the run changed the selection is %q, want the key", got)
+	}
+	// An approval adds lines after the key's.
+	if _, err := srv.Control().Observe(context.Background(), id, map[string]any{"status": "waiting_for_approval", "approval": map[string]any{"command": "ls"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, "#run-summary pre.json", `"command": "ls"`)
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != `"polish-key"` {
+		t.Errorf("after an approval came the selection is %q, want the key", got)
+	}
+	// The lines rewritten in place read as the JSON drawn afresh.
+	shown := text(t, ctx, "#run-summary pre.json")
+	eval[bool](t, ctx, `(location.hash = '#/runs', true)`)
+	waitText(t, ctx, "#runs-body", id)
+	eval[bool](t, ctx, `(location.hash = '#/runs/`+id+`', true)`)
+	waitText(t, ctx, "#run-summary pre.json", `"command": "ls"`)
+	if fresh := text(t, ctx, "#run-summary pre.json"); fresh != shown {
+		t.Errorf("the JSON showed\n%s\ndrawn afresh it shows\n%s", shown, fresh)
+	}
+}

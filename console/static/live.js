@@ -4,8 +4,8 @@
 // did not change keeps its element (the keyboard's focus and a text selection
 // in it stay), a changed row keeps every cell that renders the same, and when
 // rows are scrolled past, the rows in view stay where they are on screen
-// while rows come and go above them. morph updates other drawn content in
-// place the same way.
+// while rows come and go above them. morph and patchText update other drawn
+// content in place the same way.
 import { h } from './ui.js';
 
 // liveTable returns an element whose update(caption, rows, empty) shows rows
@@ -106,4 +106,52 @@ export function morph(el, fresh) {
     else o.replaceWith(n);
   });
   while (el.childNodes.length > news.length) el.lastChild.remove();
+}
+
+// patchText makes text node t hold s, rewriting only the lines that changed
+// (after a longest common run of lines), so a selection in a line that stays
+// stays on its text.
+export function patchText(t, s) {
+  if (t.data === s) return;
+  const was = t.data.split('\n'), now = s.split('\n');
+  const at = [0]; // where each line starts, and where the text ends plus one
+  for (const l of was) at.push(at[at.length - 1] + l.length + 1);
+  t.appendData('\n'); // every line ends with a newline while it is patched
+  const hunks = diffLines(was, now);
+  for (let k = hunks.length - 1; k >= 0; k--) { // from the end, so earlier offsets hold
+    const [i0, i1, j0, j1] = hunks[k];
+    t.replaceData(at[i0], at[i1] - at[i0], now.slice(j0, j1).map((l) => l + '\n').join(''));
+  }
+  t.deleteData(t.length - 1, 1);
+}
+
+// diffLines returns, in order, the hunks [i0, i1, j0, j1] that turn lines a
+// into lines b (a[i0..i1) becomes b[j0..j1)), keeping a longest common
+// subsequence of lines. Past a million pairs of lines between the lines
+// both begin and end with, those lines are one hunk.
+function diffLines(a, b) {
+  let p = 0;
+  while (p < a.length && p < b.length && a[p] === b[p]) p++;
+  let q = 0;
+  while (q < a.length - p && q < b.length - p && a[a.length - 1 - q] === b[b.length - 1 - q]) q++;
+  const n = a.length - p - q, m = b.length - p - q;
+  if (!n || !m || n * m > 1e6) return n || m ? [[p, p + n, p, p + m]] : [];
+  // lcs[i * w + j]: the longest common subsequence of a[p+i..p+n) and b[p+j..p+m).
+  const w = m + 1, lcs = new Uint32Array((n + 1) * w);
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lcs[i * w + j] = a[p + i] === b[p + j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
+    }
+  }
+  const hunks = [];
+  let i = 0, j = 0, hi = 0, hj = 0; // the hunk being gathered starts at hi, hj
+  while (i < n || j < m) {
+    if (i < n && j < m && a[p + i] === b[p + j]) {
+      if (hi < i || hj < j) hunks.push([p + hi, p + i, p + hj, p + j]);
+      i++; j++; hi = i; hj = j;
+    } else if (j < m && (i === n || lcs[i * w + j + 1] >= lcs[(i + 1) * w + j])) j++;
+    else i++;
+  }
+  if (hi < n || hj < m) hunks.push([p + hi, p + n, p + hj, p + m]);
+  return hunks;
 }

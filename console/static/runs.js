@@ -3,7 +3,7 @@
 // with the agent's controls and the watch panel.
 import { call, missing, namespace } from './api.js';
 import { h, field, when, badge, json, notAvailable, throttle } from './ui.js';
-import { liveTable, morph } from './live.js';
+import { liveTable, morph, patchText } from './live.js';
 import { playPanel } from './play.js';
 import { watchPanel } from './watch.js';
 
@@ -210,10 +210,11 @@ export function runView(ctx) {
   const play = playPanel(id, () => load());
   // A refresh changes only the facts that changed (a selection in another
   // stays: every checkpoint of the namespace refreshes the page); the JSON
-  // section stays (open or closed, focused, scrolled) and its text changes
-  // only when the view does.
+  // section stays (open or closed, focused, scrolled) and only the lines of
+  // its text that changed are rewritten (a selection in another stays).
   const info = h('div', {});
-  const full = h('pre', { class: 'json' });
+  const fullText = document.createTextNode('');
+  const full = h('pre', { class: 'json' }, fullText);
   const more = h('details', { class: 'sub' }, h('summary', {}, 'Record and full view (JSON)'), full);
   async function load() {
     const res = await call('GET', '/hermes/runs/' + encodeURIComponent(id));
@@ -227,7 +228,7 @@ export function runView(ctx) {
       facts(v),
       listBlock('Pending approvals', v.approvals, (a) => h('code', {}, JSON.stringify(a))),
       listBlock('Queued steers', v.steers, (s) => s)));
-    if (full.textContent !== json(v)) full.textContent = json(v);
+    patchText(fullText, json(v));
   }
   const soon = throttle(load);
   ctx.live((f) => {

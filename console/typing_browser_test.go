@@ -123,16 +123,24 @@ func TestBrowserClockKeepsSetEmpty(t *testing.T) {
 }
 
 // countAnswers makes the page count, in window.answers[path], the answers it
-// reads from then on; a view has drawn an answer by the time the test can
-// read its count, as the rest of the load that read it runs in the same task.
+// reads from then on and the calls that fail; a view has drawn an answer or
+// a failure by the time the test can read its count, as the rest of the load
+// that met it runs in the same task.
 func countAnswers(t *testing.T, ctx context.Context) {
 	t.Helper()
 	eval[bool](t, ctx, `(() => {
 		window.answers = {};
 		const f = window.fetch;
 		window.fetch = async (...a) => {
-			const res = await f.apply(window, a);
-			const path = new URL(a[0], location.href).pathname, read = res.text.bind(res);
+			const path = new URL(a[0], location.href).pathname;
+			let res;
+			try {
+				res = await f.apply(window, a);
+			} catch (e) {
+				window.answers[path] = (window.answers[path] || 0) + 1;
+				throw e;
+			}
+			const read = res.text.bind(res);
 			res.text = async () => {
 				const s = await read();
 				window.answers[path] = (window.answers[path] || 0) + 1;
@@ -233,5 +241,30 @@ func TestBrowserRunJSONKeepsSelection(t *testing.T) {
 	waitText(t, ctx, "#run-summary pre.json", `"command": "ls"`)
 	if fresh := text(t, ctx, "#run-summary pre.json"); fresh != shown {
 		t.Errorf("the JSON showed\n%s\ndrawn afresh it shows\n%s", shown, fresh)
+	}
+}
+
+// TestBrowserNoticeKeepsSelection: while the emulator is gone, the live
+// Journal's poll leaves its notice, which says the same each time, as it is;
+// every poll (1.5 s) drew it again, clearing a selection in it.
+func TestBrowserNoticeKeepsSelection(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	ctx := browser(t)
+	do(t, ctx, "open the journal", chromedp.Navigate(srv.URL()+"/__admin/ui/#/journal"))
+	waitText(t, ctx, "#journal-body p.empty", "No requests journaled")
+	countAnswers(t, ctx)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const want = "0 network error: Failed to fetch"
+	waitText(t, ctx, "#journal-body p.notice", want)
+	got := eval[string](t, ctx, `getSelection().selectAllChildren(document.querySelector('#journal-body p.notice')), getSelection().toString()`)
+	if got != want {
+		t.Fatalf("selected %q, want %q", got, want)
+	}
+	n := eval[float64](t, ctx, `window.answers['/__admin/requests']`)
+	until(t, ctx, fmt.Sprintf(`window.answers['/__admin/requests'] > %v`, n), "another poll of the journal failed")
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != want {
+		t.Errorf("after a poll the selection is %q, want %q", got, want)
 	}
 }

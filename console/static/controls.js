@@ -1,6 +1,6 @@
 // Controls: the clock (controls §5) and fault rules and presets (controls §6).
 import { call } from './api.js';
-import { h, field, requestCard, when, json, toast, confirmDialog, throttle, setText, selecting } from './ui.js';
+import { h, field, requestCard, when, json, toast, confirmDialog, throttle, setText, selecting, only } from './ui.js';
 import { liveTable } from './live.js';
 
 // clockChanged: the clock moved, or a checkout, a snapshot restore or
@@ -95,7 +95,7 @@ export function faultsView(ctx) {
   ], (r) => r.id);
   async function load() {
     const res = await call('GET', '/faults');
-    if (!res.ok) { list.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (!res.ok) { only(list, h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
     if (list.firstChild !== rules) list.replaceChildren(rules);
     rules.update('Fault rules, all namespaces, in matching order', res.data.faults || [],
       'No fault rules: every vendor request is answered normally.');

@@ -1,7 +1,7 @@
 // History: the request journal (controls §7), the timeline of checkpoints and
 // branches (controls §8) and the scenarios (scenarios §4, when present).
 import { call, missing, namespace } from './api.js';
-import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable, throttle } from './ui.js';
+import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable, throttle, only } from './ui.js';
 import { liveTable } from './live.js';
 
 // keyed names journal entries (oldest first) for a live table: by their
@@ -52,7 +52,7 @@ export function journalView(ctx) {
     const q = Object.assign({}, applied);
     if (all.input.checked) q.all = '1';
     const res = await call('GET', '/requests', undefined, q);
-    if (!res.ok) { shown = ''; body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (!res.ok) { shown = ''; only(body, h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
     if (JSON.stringify(q) + res.text === shown) return;
     shown = JSON.stringify(q) + res.text;
     if (body.firstChild !== list) body.replaceChildren(list, older);
@@ -117,7 +117,7 @@ export function timelineView(ctx) {
   ], (r) => r.c.id);
   async function load() {
     const res = await call('GET', '/timeline');
-    if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (!res.ok) { only(body, h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
     const branches = res.data.branches || {};
     const headOf = new Map(Object.entries(branches).map(([b, id]) => [id, b]));
     const rows = tree(res.data.checkpoints || []).reverse().map(([c, d]) => ({ c, d, head: headOf.get(c.id) === c.branch }));

@@ -2,7 +2,7 @@
 // control-plane stream, and one run's page (GET /__admin/hermes/runs/{id})
 // with the agent's controls and the watch panel.
 import { call, missing, namespace } from './api.js';
-import { h, field, when, badge, json, notAvailable, throttle } from './ui.js';
+import { h, field, when, badge, json, notAvailable, throttle, only } from './ui.js';
 import { liveTable, morph, patchText } from './live.js';
 import { playPanel } from './play.js';
 import { watchPanel } from './watch.js';
@@ -145,8 +145,8 @@ export function runsView(ctx) {
   }
 
   function show(res) {
-    if (missing(res)) { body.replaceChildren(notAvailable('The run listing (GET /__admin/hermes/runs) is')); return; }
-    if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + (res.message || res.text))); return; }
+    if (missing(res)) { only(body, notAvailable('The run listing (GET /__admin/hermes/runs) is')); return; }
+    if (!res.ok) { only(body, h('p', { class: 'notice bad' }, res.status + ' ' + (res.message || res.text))); return; }
     more.hidden = !cursor;
     if (body.firstChild !== list) body.replaceChildren(list);
     list.update('Runs in ' + namespace() + ', newest first', rows,
@@ -218,8 +218,8 @@ export function runView(ctx) {
   const more = h('details', { class: 'sub' }, h('summary', {}, 'Record and full view (JSON)'), full);
   async function load() {
     const res = await call('GET', '/hermes/runs/' + encodeURIComponent(id));
-    if (missing(res)) { summary.replaceChildren(notAvailable('The run view (GET /__admin/hermes/runs/{id}) is')); return; }
-    if (!res.ok) { summary.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + (res.message || res.text))); return; }
+    if (missing(res)) { only(summary, notAvailable('The run view (GET /__admin/hermes/runs/{id}) is')); return; }
+    if (!res.ok) { only(summary, h('p', { class: 'notice bad' }, res.status + ' ' + (res.message || res.text))); return; }
     const v = res.data || {};
     const rec = v.record || {};
     play.setStatus(rec.status);

@@ -162,6 +162,12 @@ export function throttle(fn) {
 // text again replaces its text node and clears a selection in it.
 export function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
 
+// only makes el the content of box unless box shows the same already: a
+// poll that keeps failing leaves its notice, and a selection in it, alone.
+export function only(box, el) {
+  if (box.childNodes.length !== 1 || !box.firstChild.isEqualNode(el)) box.replaceChildren(el);
+}
+
 // selecting reports whether the user's text selection (not a caret) touches el.
 export function selecting(el) {
   const s = getSelection();

@@ -268,3 +268,40 @@ func TestBrowserNoticeKeepsSelection(t *testing.T) {
 		t.Errorf("after a poll the selection is %q, want %q", got, want)
 	}
 }
+
+// TestBrowserTimelineHeadsKeepSelection: a checkpoint on main rewrites main's
+// head in the Timeline and leaves another branch's, with a selection in it,
+// as it is; every move of a head drew all the heads again.
+func TestBrowserTimelineHeadsKeepSelection(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	submitRun(t, srv.URL(), "")
+	res, err := http.Post(srv.URL()+"/__admin/branches/try-1", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		t.Fatalf("POST /__admin/branches/try-1: %d", res.StatusCode)
+	}
+	tl, err := srv.Control().Timeline(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "try-1 → " + tl.Branches["try-1"]
+	ctx := browser(t)
+	do(t, ctx, "open the timeline", chromedp.Navigate(srv.URL()+"/__admin/ui/#/timeline"))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	waitText(t, ctx, "#timeline-body p", want)
+	const pill = `[...document.querySelectorAll('#timeline-body p .pill')].find((p) => p.textContent.startsWith('try-1'))`
+	if got := eval[string](t, ctx, `getSelection().selectAllChildren(`+pill+`), getSelection().toString()`); got != want {
+		t.Fatalf("selected %q, want %q", got, want)
+	}
+	head, err := srv.Control().Checkpoint(context.Background(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, "#timeline-body p", "main → "+head)
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != want {
+		t.Errorf("after main moved the selection is %q, want %q", got, want)
+	}
+}

@@ -2,7 +2,7 @@
 // branches (controls §8) and the scenarios (scenarios §4, when present).
 import { call, missing, namespace } from './api.js';
 import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable, throttle, only } from './ui.js';
-import { liveTable } from './live.js';
+import { liveTable, morph } from './live.js';
 
 // keyed names journal entries (oldest first) for a live table: by their
 // content and, among equal entries, by their place counted from the oldest,
@@ -101,8 +101,9 @@ function tree(cps) {
 
 export function timelineView(ctx) {
   const body = h('div', { id: 'timeline-body', 'aria-live': 'polite' });
+  // The branch heads: a head that moves is rewritten, the others (and a
+  // selection in them) stay.
   const heads = h('p', {});
-  let headsShown = ''; // the branch heads on screen, redrawn only when they change
   const list = liveTable([
     { label: 'Checkpoint', cell: ({ c, d }) => h('code', { class: 'd' + Math.min(d, 6) }, c.id) },
     { label: 'Branch', cell: ({ c, head }) => c.branch + (head ? ' (head)' : '') },
@@ -123,10 +124,7 @@ export function timelineView(ctx) {
     const rows = tree(res.data.checkpoints || []).reverse().map(([c, d]) => ({ c, d, head: headOf.get(c.id) === c.branch }));
     if (body.firstChild !== heads) body.replaceChildren(heads, list);
     const pills = Object.entries(branches).map(([b, id]) => b + ' → ' + id);
-    if (headsShown !== JSON.stringify(pills)) {
-      headsShown = JSON.stringify(pills);
-      heads.replaceChildren('Branch heads: ', ...pills.map((p) => h('span', { class: 'pill' }, p)));
-    }
+    morph(heads, h('p', {}, 'Branch heads: ', pills.map((p) => h('span', { class: 'pill' }, p))));
     list.update('Checkpoints, newest first (indented: a branch off its parent)', rows,
       'No timeline yet: it starts with the first change in this namespace.');
   }

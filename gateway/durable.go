@@ -40,7 +40,7 @@ func (g *Gateway) load() error {
 		st.RunCounter, st.ApprovalCounter = m.RunCounter, m.ApprovalCounter
 		st.ScopeProfile, st.ScopeIdentity = m.ScopeProfile, m.ScopeIdentity
 		st.NextSweep, st.HasSweep = now+runs.SweepTick, true
-		st.ReadOnDemand(g.db, m.Name, count)
+		st.ReadOnDemand(g.db, m.Name, count, m.RunCounter)
 		ns := newNamespace(m.Name)
 		ns.branches["main"].st = st
 		ns.durRuns, ns.durApprovals = m.RunCounter, m.ApprovalCounter

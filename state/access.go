@@ -143,9 +143,10 @@ func (s *State) Restarted(alive bool) State {
 func (s *State) Reserved() int { return s.nRes }
 
 // ReadOnDemand makes s read the reservations namespace ns has in store, count
-// of them, when first asked for (disk.go): for a start-up with --db.
-func (s *State) ReadOnDemand(store storage.Store, ns string, count int) {
+// of them, when first asked for (disk.go): for a start-up with --db. runs is
+// the namespace's stored run counter, at least the RunN of every row.
+func (s *State) ReadOnDemand(store storage.Store, ns string, count int, runs int64) {
 	if count > 0 {
-		s.disk, s.nRes, s.prunedAt = newDiskRows(store, ns), count, math.Inf(-1)
+		s.disk, s.nRes, s.prunedAt = newDiskRows(store, ns, runs), count, math.Inf(-1)
 	}
 }

@@ -62,7 +62,7 @@ func (s *State) Check() error {
 		if k != resKey(r.Scope, r.Key) {
 			return fmt.Errorf("reservation under %q is (%q, %q)", k, r.Scope, r.Key)
 		}
-		if s.disk != nil && !s.isMasked(k) {
+		if s.disk != nil && s.disk.orig[k] != nil && !s.isMasked(k) {
 			return fmt.Errorf("reservation %q is in memory but its start-up row is not masked", k)
 		}
 		if r.Terminal != runs.IsTerminal(r.Status) {
@@ -85,6 +85,13 @@ func (s *State) Check() error {
 		return fmt.Errorf("prunable %d, counted %d", s.prunable.Len(), prunable)
 	}
 	if d := s.disk; d != nil {
+		if s.masked != nil {
+			for it := s.masked.Iterator(); !it.Done(); {
+				if k, _, _ := it.Next(); d.orig[k] == nil {
+					return fmt.Errorf("%q is masked but has no start-up row", k)
+				}
+			}
+		}
 		c := agedComparer[storage.ReservationKey]{compareRes}
 		for i, a := range d.expiring {
 			if i > 0 && c.Compare(d.expiring[i-1], a) >= 0 || a.at >= d.scanned {

@@ -24,13 +24,18 @@ import (
 //
 // Invariant: a key not in orig has, in the store, the row it had at start-up
 // (its owner flags aside: a start-up row is read with every owner stale, and
-// a State gives it its own). Every key is read and recorded in orig before it
-// is first written — State.DelRes reads it so before masking — so what orig
-// does not hold the store still answers as at start-up; what orig holds is
-// that start-up row (nil: none). A durable prune does not delete a row, it
-// marks it (storage.Expiry), so older States still read it. After all() (a
-// checkout of main or a repair, which rewrite whole namespaces), orig holds
-// every row and the store is not read again.
+// a State gives it its own), or none, or a row this process wrote for a run
+// it admitted — which tells itself by its run counter: the namespace's
+// counter at start-up (runs) is at least every start-up row's RunN (the store
+// raises it in the batch that writes a greater one) and below the counter of
+// every run admitted since. Every key is read and its start-up row recorded in
+// orig before it is first written — State.DelRes reads it so before masking
+// — so orig holds start-up rows only, and a key without one is neither kept
+// nor masked: what a process writes for new keys holds no memory once pruned.
+// A durable prune does not delete a row, it marks it (storage.Expiry), so
+// older States still read it. After all() (a checkout of main or a repair,
+// which rewrite whole namespaces), orig holds every row and the store is not
+// read again.
 //
 // The durable prune (runs-api §11.3) reaches the start-up rows not read yet
 // without reading them: expiring lists every terminal start-up row updated
@@ -40,7 +45,8 @@ import (
 type diskRows struct {
 	store       storage.Store
 	ns          string
-	orig        map[storage.ReservationKey]*Reservation                      // the row of each key at start-up (nil: none)
+	runs        int64                                                        // the namespace's run counter at start-up
+	orig        map[storage.ReservationKey]*Reservation                      // the start-up row of each key read
 	byRun       map[string][]storage.ReservationKey                          // run id → keys in orig whose start-up row has it
 	runsRead    map[string]bool                                              // run ids whose start-up rows orig holds (ofRun read them)
 	withoutRows int                                                          // ids in runsRead without start-up rows
@@ -54,8 +60,8 @@ type diskRows struct {
 // remembers (runs of this process asked for again and again).
 const maxRunsWithoutRows = 100_000
 
-func newDiskRows(store storage.Store, ns string) *diskRows {
-	return &diskRows{store: store, ns: ns, orig: map[storage.ReservationKey]*Reservation{},
+func newDiskRows(store storage.Store, ns string, runs int64) *diskRows {
+	return &diskRows{store: store, ns: ns, runs: runs, orig: map[storage.ReservationKey]*Reservation{},
 		byRun: map[string][]storage.ReservationKey{}, runsRead: map[string]bool{},
 		terms:   immutable.NewSortedMap[aged[storage.ReservationKey], struct{}](agedComparer[storage.ReservationKey]{compareRes}),
 		scanned: math.Inf(-1)}
@@ -70,24 +76,29 @@ func diskRow(r storage.Reservation) *Reservation {
 	return &Reservation{Reservation: r, Status: runs.RecordStatus(rec)}
 }
 
+// startupRow reports whether the store's row of key k, of run counter n, is
+// the start-up row of k that orig does not hold yet: not a row this process
+// wrote for a run it admitted (diskRows' invariant), and k not read yet.
+func (d *diskRows) startupRow(k storage.ReservationKey, n int64) bool {
+	_, read := d.orig[k]
+	return n <= d.runs && !read
+}
+
+// record keeps r, the start-up row of k that startupRow found, in orig.
 func (d *diskRows) record(k storage.ReservationKey, r *Reservation) {
-	if _, ok := d.orig[k]; ok {
-		return
-	}
 	d.orig[k] = r
-	if r != nil {
-		d.byRun[r.RunID] = append(d.byRun[r.RunID], k)
-		if r.Terminal {
-			d.terms = d.terms.Set(aged[storage.ReservationKey]{r.UpdatedAt, k}, struct{}{})
-		}
+	d.byRun[r.RunID] = append(d.byRun[r.RunID], k)
+	if r.Terminal {
+		d.terms = d.terms.Set(aged[storage.ReservationKey]{r.UpdatedAt, k}, struct{}{})
 	}
 }
 
 // scan extends expiring to the terminal start-up rows updated before before
 // (the store once per range of time: each call reads only what is newer than
 // what was read). The store's rows of keys orig holds may not be start-up
-// rows (they were read before being written): terms gives those. Only keys
-// and times are read, no record, and nothing is kept in orig.
+// rows (they were read before being written): terms gives those; nor are the
+// rows this process wrote. Only keys, times and counters are read, no record,
+// and nothing is kept in orig.
 func (d *diskRows) scan(before float64) {
 	if before <= d.scanned {
 		return
@@ -99,7 +110,7 @@ func (d *diskRows) scan(before float64) {
 			panic(runs.Storage(err))
 		}
 		for _, row := range rows {
-			if _, read := d.orig[row.Key]; !read {
+			if d.startupRow(row.Key, row.RunN) {
 				band = append(band, aged[storage.ReservationKey]{row.UpdatedAt, row.Key})
 			}
 		}
@@ -119,11 +130,10 @@ func (d *diskRows) scan(before float64) {
 }
 
 // get returns the start-up row of (scope, key), nil when there was none. A
-// row found is kept in orig; a key found missing is kept only when the caller
-// is about to write it (writing), so that reads of keys that never existed —
-// every new Idempotency-Key, admitted or refused — hold no memory: orig holds
-// at most the file's rows and the keys written since start-up.
-func (d *diskRows) get(scope, key string, writing bool) *Reservation {
+// row found is kept in orig; nothing is kept for a key without one — every
+// new Idempotency-Key, admitted or refused — so orig holds at most the file's
+// rows, however many keys the process writes.
+func (d *diskRows) get(scope, key string) *Reservation {
 	k := resKey(scope, key)
 	if r, ok := d.orig[k]; ok || d.complete {
 		return r
@@ -132,13 +142,11 @@ func (d *diskRows) get(scope, key string, writing bool) *Reservation {
 	if err != nil {
 		panic(runs.Storage(err)) // answered 500 by the locked wrapper
 	}
-	var r *Reservation
-	if ok {
-		r = diskRow(row)
+	if !ok || !d.startupRow(k, row.RunN) {
+		return nil
 	}
-	if r != nil || writing {
-		d.record(k, r)
-	}
+	r := diskRow(row)
+	d.record(k, r)
 	return r
 }
 
@@ -146,22 +154,29 @@ func (d *diskRows) get(scope, key string, writing bool) *Reservation {
 // once per run id that has rows: afterwards orig holds every start-up row of
 // id (a row of id written since was read, so recorded, before it was
 // written), and a run changed again and again (every observe asks for its
-// reservation) costs no further read. An id without rows is remembered only
-// when the asking State holds that run (known) and, of those, at most
-// maxRunsWithoutRows: ids that never existed are asked again each time and
-// hold no memory.
+// reservation) costs no further read. An id without start-up rows — one that
+// never existed, or a run of this process — is remembered only when the
+// asking State holds that run (known) and, of those, at most
+// maxRunsWithoutRows: the others are asked again each time and hold no memory.
 func (d *diskRows) ofRun(id string, known bool) []storage.ReservationKey {
 	if !d.complete && !d.runsRead[id] {
 		rows, err := d.store.ReservationsOfRun(context.Background(), d.ns, id)
 		if err != nil {
 			panic(runs.Storage(err))
 		}
+		found := false
 		for _, row := range rows {
-			d.record(resKey(row.Scope, row.Key), diskRow(row))
+			if row.RunN > d.runs {
+				continue // a run admitted since start-up
+			}
+			found = true
+			if k := resKey(row.Scope, row.Key); d.startupRow(k, row.RunN) {
+				d.record(k, diskRow(row))
+			}
 		}
-		if len(rows) > 0 || known && d.withoutRows < maxRunsWithoutRows {
+		if found || known && d.withoutRows < maxRunsWithoutRows {
 			d.runsRead[id] = true
-			if len(rows) == 0 {
+			if !found {
 				d.withoutRows++
 			}
 		}
@@ -180,7 +195,9 @@ func (d *diskRows) all() {
 		panic(runs.Storage(err)) // answered 500 by the locked wrapper
 	}
 	for _, row := range rows {
-		d.record(resKey(row.Scope, row.Key), diskRow(row))
+		if k := resKey(row.Scope, row.Key); d.startupRow(k, row.RunN) {
+			d.record(k, diskRow(row))
+		}
 	}
 	d.complete = true
 }
@@ -266,9 +283,9 @@ func (s *State) StartupRows() func() ([]storage.Reservation, error) {
 // EachStartupRow calls f with every start-up row s still sees and has not
 // changed (unmasked, not pruned), with s's owner flags: orig's where orig
 // holds its key — a key written since start-up was read first, so orig holds
-// its start-up row — and otherwise stored's, the store's rows as StartupRows
-// read them (not kept). The control plane's run listing walks them (a file's
-// runs are listed before anything read them).
+// its start-up row if it had one — and otherwise stored's start-up rows, the
+// store's rows as StartupRows read them (not kept). The control plane's run
+// listing walks them (a file's runs are listed before anything read them).
 func (s *State) EachStartupRow(stored []storage.Reservation, f func(r *Reservation)) {
 	d := s.disk
 	if d == nil {
@@ -283,8 +300,7 @@ func (s *State) EachStartupRow(stored []storage.Reservation, f func(r *Reservati
 		return
 	}
 	for _, row := range stored {
-		k := resKey(row.Scope, row.Key)
-		if _, read := d.orig[k]; !read && !s.isMasked(k) {
+		if k := resKey(row.Scope, row.Key); d.startupRow(k, row.RunN) && !s.isMasked(k) {
 			if r := s.startup(diskRow(row)); r != nil {
 				f(r)
 			}

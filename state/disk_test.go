@@ -12,6 +12,10 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
+// diskKeys is the number of keys of each scope TestDiskModel uses: the
+// start-up rows use the first 16, writes all of them.
+const diskKeys = 64
+
 // diskPair is a State reading its start-up rows on demand (lazy) and the same
 // State with every row loaded (whole); the store gets what the gateway writes.
 type diskPair struct{ lazy, whole State }
@@ -35,8 +39,9 @@ func started(t *testing.T, store storage.Store) diskPair {
 		t.Fatal(err)
 	}
 	count, _ := store.CountReservations(ctx, "a")
+	spaces, _, _ := store.LoadMeta(ctx)
 	p := diskPair{lazy: New(), whole: New()}
-	p.lazy.ReadOnDemand(store, "a", count)
+	p.lazy.ReadOnDemand(store, "a", count, spaces[0].RunCounter)
 	all, _ := store.Reservations(ctx, "a")
 	for _, r := range all {
 		p.whole.PutRes(diskRow(r))
@@ -46,16 +51,24 @@ func started(t *testing.T, store storage.Store) diskPair {
 
 // TestDiskModel drives a State over start-up rows read on demand and the same
 // State loaded whole through random reads, writes (also written to the store,
-// as the gateway writes them), removals, durable prunes (the start-up rows
+// as the gateway writes them: new runs, rewrites of a run keeping its counter,
+// and the namespace's run counter), removals, durable prunes (the start-up rows
 // all at once: PruneStartup, storage.Expiry), logical and real restarts,
 // snapshots, checkouts, changes of snapshots (branches: in memory only) and
 // flattening: both always answer alike, snapshots from before a prune or a
-// logical restart too, and the store holds what whole holds.
+// logical restart too, and the store holds what whole holds. Checkouts and
+// flattening read every row, after which the store is not read again, so
+// they are rare: most steps read the store on demand.
 func TestDiskModel(t *testing.T) {
 	ctx := context.Background()
+	var counter int64 // the namespace's run counter: at least every row's RunN
 	apply := func(store storage.Store, b storage.Batch) {
 		t.Helper()
 		b.Namespace = "a"
+		for _, r := range b.Upsert {
+			counter = max(counter, r.RunN)
+		}
+		b.Meta = &storage.Namespace{RunCounter: counter}
 		if err := store.Apply(ctx, b); err != nil {
 			t.Fatal(err)
 		}
@@ -64,6 +77,7 @@ func TestDiskModel(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		store := storage.NewMemory()
+		counter = 0
 		var rows []*storage.Reservation
 		for i := range 20 {
 			row := diskRes(rng, int64(i+1))
@@ -80,6 +94,9 @@ func TestDiskModel(t *testing.T) {
 				// back: the start-up rows not read yet go too, as in the
 				// State that loaded them whole.
 				now := float64(rng.IntN(step+120)) + runs.DurableRetention
+				if rng.IntN(2) == 0 { // about now: the rows written lately expire
+					now = float64(90+step+rng.IntN(20)) + runs.DurableRetention
+				}
 				expired := func(u float64) bool { return runs.Expired(u, now, runs.DurableRetention) }
 				b := storage.Batch{Delete: p.lazy.Prunable(expired)}
 				for _, k := range b.Delete {
@@ -107,10 +124,19 @@ func TestDiskModel(t *testing.T) {
 				saved[i].whole.PutRes(r)
 				compareDisk(t, step, saved[i], rng)
 			case op < 3:
+				if rng.IntN(2) == 0 { // a key the file may not hold
+					row.Key = fmt.Sprint("k", 16+rng.IntN(diskKeys-16))
+				}
 				r := diskRow(row).withOwner(true, false)
+				if cur, ok := p.whole.Res(row.Scope, row.Key); ok && rng.IntN(3) == 0 {
+					// A change of the run the key reserves (persist rule,
+					// interruption): its counter stays.
+					status := []string{runs.Running, runs.Failed, runs.Interrupted}[rng.IntN(3)]
+					r = cur.Rewritten([]byte(fmt.Sprintf(`{"run_id":"%s","status":"%s","created_at":1.0}`, cur.RunID, status)), status, float64(100+step))
+				}
 				p.lazy.PutRes(r)
 				p.whole.PutRes(r)
-				apply(store, storage.Batch{Upsert: []*storage.Reservation{&row}})
+				apply(store, storage.Batch{Upsert: []*storage.Reservation{&r.Reservation}})
 			case op < 5:
 				p.lazy.DelRes(row.Scope, row.Key)
 				p.whole.DelRes(row.Scope, row.Key)
@@ -118,18 +144,20 @@ func TestDiskModel(t *testing.T) {
 			case op < 7:
 				saved = append(saved, p)
 			case op < 9:
-				if len(saved) > 0 {
+				if len(saved) > 0 && rng.IntN(8) == 0 { // rarely: the store is not read again
 					// A checkout: the store is rewritten from the snapshot,
 					// read whole first (as the gateway's rewriteDurable).
 					p = saved[rng.IntN(len(saved))]
 					c := p.lazy
 					c.Flatten()
-					b := storage.Batch{Clear: true, Meta: &storage.Namespace{}}
+					b := storage.Batch{Clear: true}
 					p.whole.EachRes(func(r *Reservation) { b.Upsert = append(b.Upsert, &r.Reservation) })
 					apply(store, b)
 				}
-			default:
-				c := p.lazy // flattening a copy leaves p.lazy reading on demand
+			case op == 9 && rng.IntN(8) == 0:
+				// Flattening a copy leaves p.lazy reading on demand, but the
+				// store is not read again (all): rarely.
+				c := p.lazy
 				c.Flatten()
 				compareDisk(t, step, diskPair{c, p.whole}, nil)
 			}
@@ -204,7 +232,7 @@ func compareDisk(t *testing.T, step int, p diskPair, rng *rand.Rand) {
 	// Every key and run id (rng nil), or a few at random: reading a key or
 	// run id keeps its start-up rows in orig, which the store is then never
 	// asked for again, so most steps leave most rows unread.
-	keys, ids := make([]int, 32), make([]int, 12)
+	keys, ids := make([]int, 2*diskKeys), make([]int, 12)
 	for i := range keys {
 		keys[i] = i
 	}
@@ -212,13 +240,13 @@ func compareDisk(t *testing.T, step int, p diskPair, rng *rand.Rand) {
 		ids[i] = i
 	}
 	if rng != nil {
-		keys, ids = []int{rng.IntN(32)}, nil
+		keys, ids = []int{rng.IntN(2 * diskKeys)}, nil
 		if rng.IntN(4) == 0 {
 			ids = []int{rng.IntN(12)}
 		}
 	}
 	for _, k := range keys {
-		scope, key := fmt.Sprintf("s%d", k/16), fmt.Sprintf("k%d", k%16)
+		scope, key := fmt.Sprintf("s%d", k/diskKeys), fmt.Sprintf("k%d", k%diskKeys)
 		a, aok := p.lazy.Res(scope, key)
 		b, bok := p.whole.Res(scope, key)
 		if aok != bok || aok && (a.RunID != b.RunID || a.RunN != b.RunN || a.OwnerStamp() != b.OwnerStamp() || a.Status != b.Status) {
@@ -254,7 +282,7 @@ func TestDiskReadsOfUnknownHoldNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New()
-	s.ReadOnDemand(store, "a", 1)
+	s.ReadOnDemand(store, "a", 1, 1)
 	for i := range 1000 {
 		if _, ok := s.Res("s0", fmt.Sprint("new-", i)); ok {
 			t.Fatal("a made-up key has a reservation")
@@ -320,7 +348,7 @@ func TestPruneStartupReadsNoRow(t *testing.T) {
 	}
 	store := &countingStore{Store: mem}
 	s := New()
-	s.ReadOnDemand(store, "a", len(rows))
+	s.ReadOnDemand(store, "a", len(rows), int64(len(rows)))
 	before := s
 	now := 1 + runs.DurableRetention + 0.5
 	if !s.PruneStartup(now) || s.Reserved() != 15 || s.PruneStartup(now) || s.PruneStartup(now+1) {
@@ -342,5 +370,59 @@ func TestPruneStartupReadsNoRow(t *testing.T) {
 	}
 	if err := errors.Join(s.Check(), before.Check()); err != nil || before.Reserved() != 1015 {
 		t.Fatalf("%v; Reserved %d before the prune", err, before.Reserved())
+	}
+}
+
+// What a process writes after a real restart holds no memory once pruned:
+// steady keyed traffic over two days (a new key a minute, each run looked up
+// by id as an observe does, each pruned 24 hours later) leaves orig, the
+// masks and the run ids remembered as they were, the reservations of the
+// last 24 hours counted. Before, every key written since start-up stayed in
+// orig and in the State's masks, and every run id in runsRead, for the
+// process's life.
+func TestDiskKeysWrittenSinceHoldNothing(t *testing.T) {
+	ctx := context.Background()
+	store := storage.NewMemory()
+	apply := func(b storage.Batch) {
+		b.Namespace = "a"
+		if err := store.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(storage.Batch{Meta: &storage.Namespace{RunCounter: 1}, Upsert: []*storage.Reservation{{Scope: "s", Key: "startup",
+		Fingerprint: "fp", RunID: "run_0", RunN: 1, OwnerScope: "s", Keyed: true, Record: []byte(`{"status":"completed"}`), Terminal: true}}})
+	s := New()
+	s.ReadOnDemand(store, "a", 1, 1)
+	for i := range 3000 {
+		now := float64(i * 60)
+		expired := func(u float64) bool { return runs.Expired(u, now, runs.DurableRetention) }
+		b := storage.Batch{Delete: s.Prunable(expired)}
+		for _, k := range b.Delete {
+			s.DelRes(k.Scope, k.Key)
+		}
+		if s.PruneStartup(now) {
+			b.Expire = &storage.Expiry{Now: now, Age: runs.DurableRetention}
+		}
+		key, id := fmt.Sprint("k", i), fmt.Sprint("run_", i+1)
+		if _, ok := s.Res("s", key); ok {
+			t.Fatalf("%s is reserved before its admission", key)
+		}
+		r := &Reservation{Status: runs.Completed, Reservation: storage.Reservation{Scope: "s", Key: key, Fingerprint: "fp",
+			RunID: id, RunN: int64(i + 2), OwnerScope: "s", Keyed: true, Record: []byte(`{"status":"completed"}`), UpdatedAt: now, Terminal: true}}
+		s.PutRunRes(id, &Cached{text: []byte("{}"), Status: runs.Completed}, r)
+		s.DelRun(id)
+		b.Meta, b.Upsert = &storage.Namespace{RunCounter: r.RunN}, []*storage.Reservation{&r.Reservation}
+		apply(b)
+		if got, ok := s.ResOfRun(id); !ok || got != r {
+			t.Fatalf("run %s: %+v %v", id, got, ok)
+		}
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	d := s.disk
+	if s.Reserved() != 1441 || len(d.orig) != 0 || s.masked != nil || len(d.runsRead) != d.withoutRows || len(d.byRun) != 0 {
+		t.Fatalf("Reserved %d (want 1441); orig %d, masked %v, run ids read %d (%d without start-up rows), byRun %d",
+			s.Reserved(), len(d.orig), s.masked != nil, len(d.runsRead), d.withoutRows, len(d.byRun))
 	}
 }

@@ -33,9 +33,13 @@
 //	           reading start-up rows on demand.
 //	disk.go    with --db, the reservations the file held at start-up, read
 //	           when first asked for. Invariant: a key not yet read has, in the
-//	           store, its start-up row (every key is read before it is
-//	           written; a durable prune marks rows, it does not delete them;
-//	           a logical restart leaves them unread, seen with its owner).
+//	           store, its start-up row, none, or a row of a run admitted
+//	           since, told by its run counter (above the namespace's at
+//	           start-up); every key is read before it is written, and only
+//	           keys with a start-up row are kept and masked, so the keys a
+//	           process writes hold no memory once pruned; a durable prune
+//	           marks rows, it does not delete them; a logical restart leaves
+//	           them unread, seen with its owner.
 //	           The durable prune reads none of them: a State's prune time
 //	           (prunedAt) hides the terminal ones expired at it, and it counts
 //	           them from the keys and ages of the terminal start-up rows

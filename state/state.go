@@ -79,8 +79,9 @@ func expiredKeys[K any](index *immutable.SortedMap[aged[K], struct{}], expired f
 // terminal reservations, by UpdatedAt; a reservation is Terminal exactly when
 // its status is; live counts the unfinished local runs;
 // nApprovals and nSteers count the queued entries; without disk, nRes is the
-// number of reservations in res; with disk, every key in res is masked (so
-// DelRes counts a start-up row once).
+// number of reservations in res; with disk, every key in res that has a
+// start-up row is masked (so DelRes counts a start-up row once), and only
+// those are.
 type State struct {
 	runs      *immutable.Map[string, entry]                        // run id → its cached run and reservation keys
 	res       *immutable.Map[storage.ReservationKey, *Reservation] // (scope, key) → reservation
@@ -231,7 +232,7 @@ func (s *State) Res(scope, key string) (*Reservation, bool) {
 		return r, true
 	}
 	if s.disk != nil && !s.isMasked(k) {
-		if r := s.startup(s.disk.get(scope, key, false)); r != nil {
+		if r := s.startup(s.disk.get(scope, key)); r != nil {
 			return r, true
 		}
 	}
@@ -284,17 +285,20 @@ func (s *State) withRes(e entry, k storage.ReservationKey, r *Reservation) entry
 // DelRes removes the reservation of (scope, key), if any.
 func (s *State) DelRes(scope, key string) {
 	k := resKey(scope, key)
-	if s.disk != nil && !s.isMasked(k) {
-		// The start-up row is read before its key is first written (disk.go).
-		if s.startup(s.disk.get(scope, key, true)) != nil {
-			s.nRes--
-		}
-		if s.masked == nil {
-			s.masked = immutable.NewMap[storage.ReservationKey, struct{}](resHasher{})
-		}
-		s.masked = s.masked.Set(k, struct{}{})
-	}
 	old, ok := s.res.Get(k)
+	if s.disk != nil && !ok && !s.isMasked(k) {
+		// The start-up row is read before its key is first written, and
+		// masked (disk.go); a key in res without a mask has none.
+		if r := s.disk.get(scope, key); r != nil {
+			if s.startup(r) != nil {
+				s.nRes--
+			}
+			if s.masked == nil {
+				s.masked = immutable.NewMap[storage.ReservationKey, struct{}](resHasher{})
+			}
+			s.masked = s.masked.Set(k, struct{}{})
+		}
+	}
 	if !ok {
 		return
 	}

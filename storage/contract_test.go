@@ -77,15 +77,15 @@ func storeContract(t *testing.T, s Store) {
 			t.Fatal(err)
 		}
 		for _, r := range rs {
-			out = append(out, fmt.Sprint(r.Key.Scope, "/", r.Key.Key, "@", r.UpdatedAt))
+			out = append(out, fmt.Sprint(r.Key.Scope, "/", r.Key.Key, "@", r.UpdatedAt, "#", r.RunN))
 		}
 		return out
 	}
 	// The unfinished t/k1 is never one.
-	if got := upd("a", math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, []string{"s/k2@1", "s/k1@" + fmt.Sprint(tiny)}) {
+	if got := upd("a", math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, []string{"s/k2@1#1", "s/k1@" + fmt.Sprint(tiny) + "#2"}) {
 		t.Fatalf("TerminalIn (by updatedAt) = %v", got)
 	}
-	if got := upd("a", 1, tiny); !reflect.DeepEqual(got, []string{"s/k2@1"}) {
+	if got := upd("a", 1, tiny); !reflect.DeepEqual(got, []string{"s/k2@1#1"}) {
 		t.Fatalf("TerminalIn [1, tiny) = %v", got)
 	}
 	if got := upd("a", math.Nextafter(1, 2), tiny); got != nil {
@@ -174,11 +174,11 @@ func expiryContract(t *testing.T, s Store, terminalIn func(ns string, from, to f
 		}
 	}
 	expire(Batch{Namespace: "e", Expire: &Expiry{Now: now, Age: 86400}})
-	all := []string{"s/edge@100.5", "s/young@200"}
+	all := []string{"s/edge@100.5#2", "s/young@200#3"}
 	if got := terminalIn("e", math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, all) {
 		t.Fatalf("TerminalIn after the expiry = %v, want %v", got, all)
 	}
-	if got := terminalIn("f", math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, []string{"s/old@0"}) {
+	if got := terminalIn("f", math.Inf(-1), math.Inf(1)); !reflect.DeepEqual(got, []string{"s/old@0#1"}) {
 		t.Fatalf("another namespace after the expiry: %v", got)
 	}
 	if r, ok, err := s.Reservation(ctx, "e", "s", "old"); err != nil || !ok || r.Key != "old" {
@@ -189,11 +189,11 @@ func expiryContract(t *testing.T, s Store, terminalIn func(ns string, from, to f
 	}
 	// Reserved again: unmarked, even when the batch expires first.
 	expire(Batch{Namespace: "e", Upsert: rows(old)})
-	if got := terminalIn("e", math.Inf(-1), 150); !reflect.DeepEqual(got, []string{"s/old@100", "s/edge@100.5"}) {
+	if got := terminalIn("e", math.Inf(-1), 150); !reflect.DeepEqual(got, []string{"s/old@100#1", "s/edge@100.5#2"}) {
 		t.Fatalf("TerminalIn after the upsert = %v", got)
 	}
 	expire(Batch{Namespace: "e", Expire: &Expiry{Now: now, Age: 86400}, Upsert: rows(old)})
-	if got := terminalIn("e", math.Inf(-1), 150); !reflect.DeepEqual(got, []string{"s/old@100", "s/edge@100.5"}) {
+	if got := terminalIn("e", math.Inf(-1), 150); !reflect.DeepEqual(got, []string{"s/old@100#1", "s/edge@100.5#2"}) {
 		t.Fatalf("TerminalIn after an expiry and an upsert in one batch = %v", got)
 	}
 	expire(Batch{Namespace: "e", Expire: &Expiry{Now: now + 1, Age: 86400}})

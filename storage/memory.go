@@ -30,7 +30,7 @@ type Store interface {
 	// Reservations reads every reservation of namespace ns, sorted by
 	// (scope, key).
 	Reservations(ctx context.Context, ns string) ([]Reservation, error)
-	// TerminalIn reads the key and UpdatedAt of every terminal reservation
+	// TerminalIn reads the key, UpdatedAt and RunN of every terminal reservation
 	// of namespace ns not marked by an Expiry whose UpdatedAt is at least
 	// from and less than to, sorted by (UpdatedAt, scope, key): what a
 	// durable prune (runs-api §11.3) may take.
@@ -223,7 +223,7 @@ func (m *Memory) TerminalIn(_ context.Context, ns string, from, to float64) ([]A
 	if sp := m.spaces[ns]; sp != nil {
 		for k, r := range sp.res {
 			if r.Terminal && !sp.expired[k] && r.UpdatedAt >= from && r.UpdatedAt < to {
-				out = append(out, Aged{k, r.UpdatedAt})
+				out = append(out, Aged{k, r.UpdatedAt, r.RunN})
 			}
 		}
 	}

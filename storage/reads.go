@@ -20,7 +20,7 @@ const (
 	sqlCountReservations = `SELECT count(*) FROM reservations WHERE namespace = ?`
 	sqlReservationsOf    = `SELECT ` + sqlReservationCols + ` FROM reservations
 		WHERE namespace = ? ORDER BY scope, idem_key`
-	sqlTerminalIn = `SELECT scope, idem_key, updated_at FROM reservations
+	sqlTerminalIn = `SELECT scope, idem_key, updated_at, run_n FROM reservations
 		WHERE namespace = ? AND terminal = 1 AND expired = 0 AND updated_at >= ? AND updated_at < ?
 		ORDER BY updated_at, scope, idem_key`
 	sqlDropExpired = `DELETE FROM reservations WHERE expired = 1`
@@ -99,19 +99,20 @@ func (db *DB) Reservations(ctx context.Context, ns string) ([]Reservation, error
 	return db.many(ctx, sqlReservationsOf, ns)
 }
 
-// TerminalIn implements Store (from the index of 0006 alone).
+// TerminalIn implements Store (from the index of 0007 alone).
 func (db *DB) TerminalIn(ctx context.Context, ns string, from, to float64) ([]Aged, error) {
 	var rows []struct {
 		Scope     string  `db:"scope"`
 		Key       string  `db:"idem_key"`
 		UpdatedAt float64 `db:"updated_at"`
+		RunN      int64   `db:"run_n"`
 	}
 	if err := db.x.SelectContext(ctx, &rows, sqlTerminalIn, ns, from, to); err != nil {
 		return nil, translate("read reservations", err)
 	}
 	out := make([]Aged, len(rows))
 	for i, r := range rows {
-		out[i] = Aged{ReservationKey{r.Scope, r.Key}, r.UpdatedAt}
+		out[i] = Aged{ReservationKey{r.Scope, r.Key}, r.UpdatedAt, r.RunN}
 	}
 	return out, nil
 }

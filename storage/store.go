@@ -30,14 +30,18 @@ type Reservation struct {
 	Terminal bool
 }
 
-// Aged is a reservation's key and durable UpdatedAt.
+// Aged is a reservation's key, durable UpdatedAt and run counter (RunN).
 type Aged struct {
 	Key       ReservationKey
 	UpdatedAt float64
+	RunN      int64
 }
 
 // Namespace is a namespace's durable settings (runs-api §12, controls.md §4, §11.6).
-// A namespace exists after a real restart iff it has this row.
+// A namespace exists after a real restart iff it has this row. Its RunCounter
+// is at least the RunN of each of its reservations — the gateway raises it in
+// the batch that writes a greater one — so that a restarted process tells the
+// rows it writes from those the file held (package state).
 type Namespace struct {
 	Name                        string
 	RunCounter, ApprovalCounter int64  // last used n / k (0 = none yet)
@@ -131,7 +135,7 @@ const (
 			keyed = excluded.keyed, local = excluded.local, alive = excluded.alive,
 			record = excluded.record, updated_at = excluded.updated_at, terminal = excluded.terminal, expired = 0`
 	// sqlExpire marks the rows of an Expiry: the bound on updated_at (now −
-	// age + 1, past any rounding of the subtraction) lets the index of 0006
+	// age + 1, past any rounding of the subtraction) lets the index of 0007
 	// skip the younger rows; the exact test follows it.
 	sqlExpire = `UPDATE reservations SET expired = 1
 		WHERE namespace = ? AND terminal = 1 AND expired = 0 AND updated_at < ? AND ? - updated_at > ?`

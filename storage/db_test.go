@@ -68,8 +68,8 @@ func TestOpenFileReopen(t *testing.T) {
 	if got := pragma[int](t, db, "cache_size"); got != -cacheKiB {
 		t.Errorf("cache_size = %d, want %d (KiB)", got, -cacheKiB)
 	}
-	if got := pragma[int](t, db, "user_version"); got != 7 {
-		t.Errorf("user_version = %d, want 7", got)
+	if got := pragma[int](t, db, "user_version"); got != 6 {
+		t.Errorf("user_version = %d, want 6", got)
 	}
 	if got := pragma[int](t, db, "application_id"); got != applicationID {
 		t.Errorf("application_id = %#x, want %#x", got, applicationID)
@@ -161,7 +161,7 @@ func TestOpenRefusesOtherDatabases(t *testing.T) {
 		msg     string // the error text must contain this
 	}{
 		{foreign, true, "storage: open " + foreign + ": not a hermes-emulator database: a non-empty database without the hermes-emulator mark"},
-		{newer, false, "storage: open " + newer + ": database schema version 99 is newer than this build (7)"},
+		{newer, false, "storage: open " + newer + ": database schema version 99 is newer than this build (6)"},
 		{text, true, "storage: open " + text + ": not a hermes-emulator database: not a SQLite database file"},
 	}
 	for _, tt := range tests {

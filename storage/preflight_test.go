@@ -112,7 +112,7 @@ func TestPreflightRefusesWithoutWriting(t *testing.T) {
 			}
 			db.Close()
 			sqliteFile(t, p, "PRAGMA user_version = 99")
-		}, false, "database schema version 99 is newer than this build (7)"},
+		}, false, "database schema version 99 is newer than this build (6)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,7 +99,7 @@ func (db *DB) Reservations(ctx context.Context, ns string) ([]Reservation, error
 	return db.many(ctx, sqlReservationsOf, ns)
 }
 
-// TerminalIn implements Store (from the index of 0007 alone).
+// TerminalIn implements Store (from the index of 0006 alone).
 func (db *DB) TerminalIn(ctx context.Context, ns string, from, to float64) ([]Aged, error) {
 	var rows []struct {
 		Scope     string  `db:"scope"`

@@ -135,7 +135,7 @@ const (
 			keyed = excluded.keyed, local = excluded.local, alive = excluded.alive,
 			record = excluded.record, updated_at = excluded.updated_at, terminal = excluded.terminal, expired = 0`
 	// sqlExpire marks the rows of an Expiry: the bound on updated_at (now −
-	// age + 1, past any rounding of the subtraction) lets the index of 0007
+	// age + 1, past any rounding of the subtraction) lets the index of 0006
 	// skip the younger rows; the exact test follows it.
 	sqlExpire = `UPDATE reservations SET expired = 1
 		WHERE namespace = ? AND terminal = 1 AND expired = 0 AND updated_at < ? AND ? - updated_at > ?`

@@ -19,6 +19,25 @@ type countingStore struct {
 	reads, writes int
 }
 
+// restartedWithKeyed is an in-memory store that a gateway left with n keyed
+// runs (keys k0…), counted from now on, and the runs' ids: a gateway opened on
+// it performs a real restart.
+func restartedWithKeyed(t *testing.T, n int) (*countingStore, []string) {
+	t.Helper()
+	mem := storage.NewMemory()
+	g := openAt(t, mem, func() float64 { return 1700000000000 })
+	var ids []string
+	for i := range n {
+		a, err := g.Create(Main("default"), Creation{Key: fmt.Sprint("k", i), Fingerprint: "fp", Sub: &runs.Submission{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.RunID)
+	}
+	g.Close()
+	return &countingStore{Store: mem}, ids
+}
+
 func (c *countingStore) Apply(ctx context.Context, bs ...storage.Batch) error {
 	for _, b := range bs {
 		if b.Touches() {
@@ -50,19 +69,8 @@ func (c *countingStore) Reservations(ctx context.Context, ns string) ([]storage.
 // the restart read every row of the namespace into memory and rewrote every
 // stored owner.
 func TestRestartControlAfterRestartReadsNothing(t *testing.T) {
-	mem := storage.NewMemory()
-	g := openAt(t, mem, func() float64 { return 1700000000000 })
-	var ids []string
-	for i := range 3 {
-		a, err := g.Create(Main("default"), Creation{Key: fmt.Sprint("k", i), Fingerprint: "fp", Sub: &runs.Submission{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, a.RunID)
-	}
-	g.Close()
-	store := &countingStore{Store: mem}
-	g = openAt(t, store, func() float64 { return 1700000001000 })
+	store, ids := restartedWithKeyed(t, 3)
+	g := openAt(t, store, func() float64 { return 1700000001000 })
 	defer g.Close()
 	for _, alive := range []bool{true, false} {
 		if r, err := g.Restart("default", alive); err != nil || r != (Restarted{Retained: 3}) || store.reads != 0 || store.writes != 0 {
@@ -94,19 +102,8 @@ func TestRestartControlAfterRestartReadsNothing(t *testing.T) {
 // A restart reads no reservation: each is read when first asked for, once
 // (issue 17 item 2); the stale restart shows in what is read.
 func TestStartupReadsNoReservation(t *testing.T) {
-	mem := storage.NewMemory()
-	g := openAt(t, mem, func() float64 { return 1700000000000 })
-	var ids []string
-	for i := range 50 {
-		a, err := g.Create(Main("default"), Creation{Key: fmt.Sprint("k", i), Fingerprint: "fp", Sub: &runs.Submission{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, a.RunID)
-	}
-	g.Close()
-	store := &countingStore{Store: mem}
-	g = openAt(t, store, func() float64 { return 1700000001000 })
+	store, ids := restartedWithKeyed(t, 50)
+	g := openAt(t, store, func() float64 { return 1700000001000 })
 	defer g.Close()
 	if store.reads != 0 {
 		t.Fatalf("start-up read %d reservations", store.reads)

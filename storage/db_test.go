@@ -249,18 +249,7 @@ func TestLoadMigrations(t *testing.T) {
 // the latest version: its reservation keeps everything with RunN 0, and two
 // reservations may then share a run id (runs-api §12.1: ids repeat).
 func TestMigrateFromVersion1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v1.db")
-	ms, err := loadMigrations(migrationFS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := sqlx.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrate(context.Background(), x, ms[:1]); err != nil {
-		t.Fatal(err)
-	}
+	path, x, ms := fileAtVersion(t, 1)
 	if _, err := x.Exec(`INSERT INTO namespaces VALUES ('n', 3, 0, '', '');
 		INSERT INTO reservations (namespace, scope, idem_key, fingerprint, run_id, owner_scope, keyed, local, alive, record, updated_at)
 		VALUES ('n', 's', 'k1', 'fp', 'run_x', 's', 1, 1, 1, '{"a":1}', 1.5)`); err != nil {
@@ -291,18 +280,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 // durable prune (Expiry) then takes the old terminal rows, not the unfinished
 // one.
 func TestMigrateTerminalFromRecords(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v5.db")
-	ms, err := loadMigrations(migrationFS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := sqlx.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrate(context.Background(), x, ms[:5]); err != nil {
-		t.Fatal(err)
-	}
+	path, x, _ := fileAtVersion(t, 5)
 	records := map[string]string{
 		"completed":   `{"run_id":"run_a","session_id":Infinity,"status":"completed","updated_at":1.0}`,
 		"failed":      `{"run_id":"run_b","status":"failed","usage":{"status":"queued"}}`,
@@ -421,4 +399,23 @@ func TestCheckpointerReportsOnlyTheLastFailure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fileAtVersion is a new file migrated to schema version v only, open with
+// sqlx (the caller closes it), and every migration of this build.
+func fileAtVersion(t *testing.T, v int) (string, *sqlx.DB, []migration) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("v%d.db", v))
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := sqlx.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate(context.Background(), x, ms[:v]); err != nil {
+		t.Fatal(err)
+	}
+	return path, x, ms
 }

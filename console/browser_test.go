@@ -4,12 +4,15 @@
 // DevTools protocol (chromedp) against a real emulator with a listener and an
 // admin key. Run with scripts/browser-test, or
 // `go test -tags browser ./console/...` when chromium is installed.
-// Screenshots go to docs/console/.
+// The screenshots are taken every run and written to docs/console/ with
+// -shots (scripts/browser-test -shots): a plain run leaves the tree as it
+// was (Chromium's anti-aliasing differs by a few bytes between runs).
 package console_test
 
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -148,7 +151,10 @@ func submit(action string) chromedp.Action[chromedp.Void] {
 	return chromedp.Click(css(fmt.Sprintf(`form[data-action=%q] button[type=submit]`, action)))
 }
 
-// shot saves a screenshot of the viewport to docs/console/<name>.png.
+var shots = flag.Bool("shots", false, "write the screenshots to docs/console/")
+
+// shot takes a screenshot of the viewport and, with -shots, saves it to
+// docs/console/<name>.png.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	// No toast (it fades on a timer), no focus (a blinking caret), at the top
@@ -160,6 +166,9 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	png, err := chromedp.Run(c, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
+	}
+	if !*shots {
+		return
 	}
 	dir := filepath.Join("..", "docs", "console")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

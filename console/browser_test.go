@@ -179,6 +179,19 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
+// openRun starts an emulator on a frozen clock, submits a run (with the
+// Idempotency-Key key unless it is "") and opens the run's page once the
+// console's control-plane stream is live.
+func openRun(t *testing.T, key string) (*emulator.Server, context.Context, string) {
+	t.Helper()
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	id := submitRun(t, srv.URL(), key)
+	ctx := browser(t)
+	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	return srv, ctx, id
+}
+
 // submitRun submits a run as an application would, with an Idempotency-Key
 // when key is not "", and returns its id.
 func submitRun(t *testing.T, base, key string) string {

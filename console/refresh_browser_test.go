@@ -134,11 +134,7 @@ func TestBrowserFaultHitsKeepFocus(t *testing.T) {
 // leaves the "Record and full view (JSON)" section open, with the keyboard's
 // focus on it; it was drawn again, closed, on every change.
 func TestBrowserRunKeepsOpen(t *testing.T) {
-	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
-	id := submitRun(t, srv.URL(), "")
-	ctx := browser(t)
-	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
-	waitText(t, ctx, "#stream-state", "stream: live")
+	srv, ctx, id := openRun(t, "")
 	waitText(t, ctx, "#run-summary", "queued")
 	eval[bool](t, ctx, `(() => {
 		window.focused = document.querySelector('#run-summary details summary');
@@ -163,10 +159,7 @@ func TestBrowserRunKeepsOpen(t *testing.T) {
 // user scrolled it, and a selection in it, unless it was at the bottom, which
 // it follows; every frame scrolled it to the bottom and rewrote its text.
 func TestBrowserWatchKeepsPlace(t *testing.T) {
-	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
-	id := submitRun(t, srv.URL(), "")
-	ctx := browser(t)
-	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	srv, ctx, id := openRun(t, "")
 	waitText(t, ctx, "main", "Mirrored from the control-plane stream") // the stream is live
 	emit := func(n int) {
 		t.Helper()

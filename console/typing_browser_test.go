@@ -176,11 +176,7 @@ func TestBrowserEmptyTextKeepsSelection(t *testing.T) {
 // as they are; every refresh (every checkpoint of the namespace) drew them
 // all again.
 func TestBrowserRunFactsKeepSelection(t *testing.T) {
-	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
-	id := submitRun(t, srv.URL(), "polish-key")
-	ctx := browser(t)
-	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
-	waitText(t, ctx, "#stream-state", "stream: live")
+	srv, ctx, id := openRun(t, "polish-key")
 	waitText(t, ctx, "#run-summary", "queued")
 	if got := eval[string](t, ctx, `getSelection().selectAllChildren(document.querySelector('#run-summary dl.facts dd:nth-of-type(6)')), getSelection().toString()`); got != "polish-key" {
 		t.Fatalf("selected %q in Reservation, want polish-key", got)
@@ -199,11 +195,7 @@ func TestBrowserRunFactsKeepSelection(t *testing.T) {
 // it is; the whole text was written again on every change (each event of a
 // run that streams).
 func TestBrowserRunJSONKeepsSelection(t *testing.T) {
-	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
-	id := submitRun(t, srv.URL(), "polish-key")
-	ctx := browser(t)
-	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
-	waitText(t, ctx, "#stream-state", "stream: live")
+	srv, ctx, id := openRun(t, "polish-key")
 	waitText(t, ctx, "#run-summary pre.json", `"status": "queued"`)
 	got := eval[string](t, ctx, `(() => {
 		document.querySelector('#run-summary details').open = true;

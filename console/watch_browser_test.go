@@ -9,11 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
-
-	"github.com/hermes-emulator/hermes-emulator/emulator"
-	"github.com/hermes-emulator/hermes-emulator/emulator/emulatortest"
 )
 
 // TestBrowserWatchBound: the Watch panel keeps at most 256 Ki characters of
@@ -21,10 +16,7 @@ import (
 // one frame longer than that: 100 events of 100,000 characters each (a
 // client's message.delta can be megabytes) kept them all, 10 MB in the tab.
 func TestBrowserWatchBound(t *testing.T) {
-	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
-	id := submitRun(t, srv.URL(), "")
-	ctx := browser(t)
-	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	srv, ctx, id := openRun(t, "")
 	frames := fmt.Sprintf(`pre[data-frames=%q]`, id)
 	waitText(t, ctx, "#watch-h", "0 frames")
 	waitText(t, ctx, "main", "Mirrored from the control-plane stream") // the stream is live
@@ -62,10 +54,7 @@ func TestBrowserWatchBound(t *testing.T) {
 // laid the panel's whole text out again, one by one, and froze the tab for
 // longer than the test waits.
 func TestBrowserWatchBurst(t *testing.T) {
-	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
-	id := submitRun(t, srv.URL(), "")
-	ctx := browser(t)
-	do(t, ctx, "open the run", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs/"+id))
+	srv, ctx, id := openRun(t, "")
 	waitText(t, ctx, "main", "Mirrored from the control-plane stream") // the stream is live
 	events := make([]any, 1063)
 	for i := range events {

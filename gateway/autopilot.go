@@ -147,8 +147,8 @@ func (g *Gateway) fireStep(e scenarios.Entry) {
 	}
 	if err := x.applyStep(e.Run, c); err != nil {
 		x.setCursor(e.Run, c, false)
-		if r, ok := x.st.Run(e.Run); ok && g.listening() { // its view's scenario is now null
-			x.changes = append(x.changes, Change{Kind: "run.changed", Namespace: e.NS, Branch: "main", RunID: e.Run, Status: r.Status})
+		if r, ok := x.st.Run(e.Run); ok { // its view's scenario is now null
+			x.told("run.changed", e.Run, r.Status, nil)
 		}
 		g.commit(x)
 		g.warn("scenario step failed; the run's scenario ends", "namespace", e.NS, "run", e.Run,

@@ -23,11 +23,10 @@ func (x *tx) putRun(id string, c *state.Cached, r *state.Reservation) {
 		}
 	}
 	x.dirty = true
-	if kind := "run.created"; x.g.listening() && !x.view {
-		if existed {
-			kind = "run.changed"
-		}
-		x.changes = append(x.changes, Change{Kind: kind, Namespace: x.name, Branch: x.branch, RunID: id, Status: c.Status})
+	if existed {
+		x.told("run.changed", id, c.Status, nil)
+	} else {
+		x.told("run.created", id, c.Status, nil)
 	}
 }
 
@@ -37,9 +36,7 @@ func (x *tx) delRun(id string) {
 	}
 	x.st.DelRun(id)
 	x.dirty = true
-	if x.g.listening() && !x.view {
-		x.changes = append(x.changes, Change{Kind: "run.removed", Namespace: x.name, Branch: x.branch, RunID: id})
-	}
+	x.told("run.removed", id, "", nil)
 }
 
 func (x *tx) delRes(scope, key string) {
@@ -62,8 +59,14 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 	frame := append([]byte("data: "), runs.AppendPython(nil, runs.ObjectValue(ev))...)
 	frame = append(frame, '\n', '\n')
 	x.emits = append(x.emits, emission{runID, frame})
-	if x.g.listening() {
-		x.changes = append(x.changes, Change{Kind: "run.event", Namespace: x.name, Branch: x.branch, RunID: runID, Frame: frame})
+	x.told("run.event", runID, "", frame)
+}
+
+// told queues a change of run id for Options.OnChange, told on commit: none
+// in a history view or while no one listens.
+func (x *tx) told(kind, id, status string, frame []byte) {
+	if x.g.listening() && !x.view {
+		x.changes = append(x.changes, Change{Kind: kind, Namespace: x.name, Branch: x.branch, RunID: id, Status: status, Frame: frame})
 	}
 }
 

@@ -154,7 +154,12 @@ func (x *tx) deliver(id string) (int, *runs.Error) {
 }
 
 // DrainFlag reads the drain flag of ns's main branch (controls §11.4).
-func (g *Gateway) DrainFlag(ns string) bool { return g.Draining(Main(ns)) }
+func (g *Gateway) DrainFlag(ns string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	x, err := g.begin(Main(ns))
+	return err == nil && x.st.Draining
+}
 
 // SetDraining sets the drain flag (controls §11.4).
 func (g *Gateway) SetDraining(ns string, on bool) *runs.Error {

@@ -13,17 +13,6 @@ type Admission struct {
 	Checkpoint string // the accepted-mutation checkpoint of a new run
 }
 
-// Draining reports the namespace's drain flag (runs-api §14.2).
-func (g *Gateway) Draining(t Target) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if t.view != nil {
-		return t.view.Draining
-	}
-	x, err := g.begin(t)
-	return err == nil && x.st.Draining
-}
-
 // Creation is a RunCreate as the handler prepared it without the lock: the
 // outcomes of its pure checks, in the spec's order (runs-api §6.1), and what
 // they produced.

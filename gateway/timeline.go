@@ -20,9 +20,6 @@ type Checkpoint = timeline.Info
 // Timeline is GET /__admin/timeline (controls §8.5).
 type Timeline = timeline.Listing
 
-// BranchHead names a branch and its head checkpoint.
-type BranchHead = timeline.BranchHead
-
 // captured is what a checkpoint holds: a branch's State (an O(1) copy), the
 // global clock and the fault RNG.
 type captured struct {

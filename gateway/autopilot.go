@@ -151,14 +151,14 @@ func (g *Gateway) fireStep(e scenarios.Entry) {
 			x.told("run.changed", e.Run, r.Status, nil)
 		}
 		g.commit(x)
-		g.warn("scenario step failed; the run's scenario ends", "namespace", e.NS, "run", e.Run,
+		g.opts.Logger.Warn("scenario step failed; the run's scenario ends", "namespace", e.NS, "run", e.Run,
 			"scenario", c.Scenario.Name, "step", c.Path(), "error", err.Message)
 		return
 	}
 	next, live := c.Fired(g.nowMs())
 	x.setCursor(e.Run, next, live)
 	g.commit(x)
-	g.commitCheckpoint(x.ns, x.branch)
+	g.tl(x.ns).Commit(x.branch)
 	if g.opts.OnScenarioStep != nil {
 		g.opts.OnScenarioStep(c.Scenario.Name)
 	}
@@ -229,7 +229,7 @@ func (t ticker) Tick() (wait time.Duration, ok bool) {
 		return nil
 	})
 	if err != nil { // a bug under the lock (locked): say so rather than stop quietly
-		g.warn("scenario tick failed", "error", err.Message)
+		g.opts.Logger.Warn("scenario tick failed", "error", err.Message)
 	}
 	return wait, ok
 }

@@ -213,7 +213,7 @@ func (x *tx) restart(alive bool) Restarted {
 func (g *Gateway) SetScope(ns, profile, identity string) *runs.Error {
 	_, err := g.update(Main(ns), func(x *tx) *runs.Error {
 		x.st.ScopeProfile, x.st.ScopeIdentity = profile, identity
-		x.touchMeta()
+		x.meta, x.dirty = true, true
 		x.checkpoint = true
 		return nil
 	})

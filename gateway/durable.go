@@ -9,18 +9,17 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/storage"
 )
 
-func bg() context.Context { return context.Background() }
-
 // load reads the namespace rows and the clock and performs a stale restart of
 // every namespace found (runs-api §10.4): reservations come back, when first
 // read, with owners local:false, alive:false; counters and scope continue;
 // the sweep schedule starts at now + 60 s; the clock state is restored.
 func (g *Gateway) load() error {
+	ctx := context.Background()
 	// The rows the previous process's prunes marked are gone (storage.Expiry).
-	if err := g.db.DropExpired(bg()); err != nil {
+	if err := g.db.DropExpired(ctx); err != nil {
 		return fmt.Errorf("gateway: load: %w", err)
 	}
-	spaces, clock, err := g.db.LoadMeta(bg())
+	spaces, clock, err := g.db.LoadMeta(ctx)
 	if err != nil {
 		return fmt.Errorf("gateway: load: %w", err)
 	}
@@ -32,7 +31,7 @@ func (g *Gateway) load() error {
 		// The stale restart (runs-api §10.4) makes every stored owner
 		// local:false, alive:false: the rows are read that way (diskRow), so
 		// nothing is rewritten here, and none is read until asked for.
-		count, err := g.db.CountReservations(bg(), m.Name)
+		count, err := g.db.CountReservations(ctx, m.Name)
 		if err != nil {
 			return fmt.Errorf("gateway: load: %w", err)
 		}
@@ -70,12 +69,13 @@ func (g *Gateway) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.q.Close()
+	ctx := context.Background()
 	for name, space := range g.spaces {
 		st := space.branches["main"].st
 		if st.RunCounter == space.durRuns && st.ApprovalCounter == space.durApprovals {
 			continue
 		}
-		err := g.db.Apply(bg(), storage.Batch{Namespace: name, Meta: &storage.Namespace{Name: name,
+		err := g.db.Apply(ctx, storage.Batch{Namespace: name, Meta: &storage.Namespace{Name: name,
 			RunCounter: st.RunCounter, ApprovalCounter: st.ApprovalCounter,
 			ScopeProfile: st.ScopeProfile, ScopeIdentity: st.ScopeIdentity}})
 		if err != nil {

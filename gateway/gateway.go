@@ -121,6 +121,9 @@ func New(db storage.Store, opts Options) (*Gateway, error) {
 	if opts.MaxConcurrentRuns < 0 {
 		opts.MaxConcurrentRuns = 0
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	identity := runs.DefaultIdentity
 	if opts.APIKey != "" {
 		identity = opts.APIKey
@@ -140,13 +143,6 @@ func New(db storage.Store, opts Options) (*Gateway, error) {
 	g.q = storage.NewWriter(db, opts.OnStorageError)
 	g.startAutopilot()
 	return g, nil
-}
-
-// warn logs a WARN line when a logger is set.
-func (g *Gateway) warn(msg string, args ...any) {
-	if g.opts.Logger != nil {
-		g.opts.Logger.Warn(msg, args...)
-	}
 }
 
 // nowMs is the controlled clock; callers hold g.mu.

@@ -50,8 +50,6 @@ func (x *tx) delRes(scope, key string) {
 	}
 }
 
-func (x *tx) touchMeta() { x.meta, x.dirty = true, true }
-
 func (x *tx) emit(runID string, ev *runs.Obj) {
 	if x.view {
 		return

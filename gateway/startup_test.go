@@ -210,7 +210,7 @@ func TestPruneAfterRestartReachesUnreadRows(t *testing.T) {
 	g.Close()
 	g = openAt(t, mem, func() float64 { return wall })
 	defer g.Close()
-	if n, _ := mem.CountReservations(bg(), "default"); n != 2 {
+	if n, _ := mem.CountReservations(context.Background(), "default"); n != 2 {
 		t.Fatalf("the store holds %d reservations, want 2", n)
 	}
 	if body, gerr := g.Get(Main("default"), old.RunID); gerr == nil || gerr.Status != 404 {

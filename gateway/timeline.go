@@ -28,8 +28,6 @@ type captured struct {
 	rng   runs.RNG
 }
 
-type checkpoint = timeline.Checkpoint[captured]
-
 // tl returns ns's timeline, creating it with an initial checkpoint of the main
 // state on first use. Callers hold g.mu.
 func (g *Gateway) tl(ns *namespace) *timeline.Timeline[captured] {
@@ -119,11 +117,6 @@ func (h host) Restore(branch, id string, c captured, checkout bool) {
 		g.saveClock()
 		g.auto.runner.Kick()
 	}
-}
-
-// commitCheckpoint captures branch's current state. Callers hold g.mu.
-func (g *Gateway) commitCheckpoint(ns *namespace, branch string) *checkpoint {
-	return g.tl(ns).Commit(branch)
 }
 
 // branch returns ns's branch, created at a fresh checkpoint of main when it
@@ -252,7 +245,7 @@ func (g *Gateway) Snapshot(ns string) (id string, records int, err *runs.Error) 
 		if err != nil {
 			return err
 		}
-		c := g.commitCheckpoint(space, "main")
+		c := g.tl(space).Commit("main")
 		id, records = g.snaps.Pin(ns, space.tl, c), c.Records
 		return nil
 	})

@@ -86,7 +86,7 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 		}
 		g.commit(x)
 		if creates {
-			cp = g.commitCheckpoint(x.ns, x.branch).ID
+			cp = g.tl(x.ns).Commit(x.branch).ID
 		}
 		return ferr
 	})

@@ -164,23 +164,27 @@ func (g *Gateway) fireStep(e scenarios.Entry) {
 	}
 }
 
-// applyStep applies c's next step to run id; with steers: deliver, queued
-// steer texts are delivered just before it.
+// applyStep applies c's next step to run id, addressed first as the control
+// would; with steers: deliver, queued steer texts are delivered just before it
+// (which leaves the run's record as it was).
 func (x *tx) applyStep(id string, c scenarios.Cursor) *runs.Error {
+	run, err := x.addressed(id)
+	if err != nil {
+		return err
+	}
 	st := c.Step()
 	if c.Scenario.DeliverSteers && st.Action != scenarios.DeliverSteers && x.st.SteerCount(id) > 0 {
-		if _, err := x.deliver(id); err != nil {
+		if _, err := x.deliver(id, run); err != nil {
 			return err
 		}
 	}
-	var err *runs.Error
 	switch st.Action {
 	case scenarios.Observe, scenarios.Approval:
-		_, err = x.observe(id, st.Body, true)
+		_, err = x.observe(id, run, st.Body, true)
 	case scenarios.Events:
-		_, err = x.events(id, st.Body, true)
+		_, err = x.events(id, run, st.Body, true)
 	case scenarios.DeliverSteers:
-		_, err = x.deliver(id)
+		_, err = x.deliver(id, run)
 	}
 	return err
 }

@@ -12,19 +12,16 @@ import (
 // Observe scripts what the executor reports (controls §11.1) and returns the new record.
 func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	var out []byte
-	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
-		out, err = x.observe(id, body, hasBody)
+	_, err := g.onRun(Main(ns), id, func(x *tx, c *state.Cached) (err *runs.Error) {
+		out, err = x.observe(id, c, body, hasBody)
 		return err
 	})
 	return out, err
 }
 
-// observe is the observe control in x; scenario steps apply it too.
-func (x *tx) observe(id string, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
-	c, err := x.addressed(id)
-	if err != nil {
-		return nil, err
-	}
+// observe is the observe control in x on run id, addressed as c; scenario
+// steps apply it too.
+func (x *tx) observe(id string, c *state.Cached, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
 	o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
 		for i := range x.st.ApprovalCount(id) {
 			if v, _ := x.st.ApprovalAt(id, i).Get("request_id"); v.Kind == runs.String && v.Str == rid {
@@ -87,8 +84,8 @@ type Emitted struct {
 func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
 	var out Emitted
 	buffered := 0
-	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
-		out, err = x.events(id, body, hasBody)
+	_, err := g.onRun(Main(ns), id, func(x *tx, c *state.Cached) (err *runs.Error) {
+		out, err = x.events(id, c, body, hasBody)
 		x.buffered = &buffered
 		return err
 	})
@@ -96,14 +93,11 @@ func (g *Gateway) Events(ns, id string, body runs.Value, hasBody bool) (Emitted,
 	return out, err
 }
 
-// events is the events control in x; scenario steps apply it too. It counts
-// the emitted events; Events counts the buffered ones (x.buffered).
-func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
+// events is the events control in x on run id, addressed as c; scenario
+// steps apply it too. It counts the emitted events; Events counts the
+// buffered ones (x.buffered).
+func (x *tx) events(id string, c *state.Cached, body runs.Value, hasBody bool) (Emitted, *runs.Error) {
 	var out Emitted
-	c, err := x.addressed(id)
-	if err != nil {
-		return out, err
-	}
 	evs, eerr := runs.ParseEvents(body, hasBody)
 	if eerr != nil {
 		return out, eerr
@@ -130,19 +124,16 @@ func (x *tx) events(id string, body runs.Value, hasBody bool) (Emitted, *runs.Er
 // Deliver empties a run's steer queue (controls §11.3) and returns how many texts it held.
 func (g *Gateway) Deliver(ns, id string) (int, *runs.Error) {
 	n := 0
-	_, err := g.update(Main(ns), func(x *tx) (err *runs.Error) {
-		n, err = x.deliver(id)
+	_, err := g.onRun(Main(ns), id, func(x *tx, c *state.Cached) (err *runs.Error) {
+		n, err = x.deliver(id, c)
 		return err
 	})
 	return n, err
 }
 
-// deliver is the steer-delivery control in x; scenario steps apply it too.
-func (x *tx) deliver(id string) (int, *runs.Error) {
-	c, err := x.addressed(id)
-	if err != nil {
-		return 0, err
-	}
+// deliver is the steer-delivery control in x on run id, addressed as c;
+// scenario steps apply it too.
+func (x *tx) deliver(id string, c *state.Cached) (int, *runs.Error) {
 	if runs.IsTerminal(c.Status) {
 		return 0, runs.ErrDeliverTerminal
 	}

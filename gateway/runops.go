@@ -91,14 +91,22 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 	return Admission{RunID: id, Status: "started"}, nil
 }
 
-// Get returns run id's record (runs-api §6.2).
-func (g *Gateway) Get(t Target, id string) ([]byte, *runs.Error) {
-	var body []byte
-	_, err := g.update(t, func(x *tx) *runs.Error {
+// onRun runs fn in a transaction on t (update) with run id addressed first
+// (x.addressed: the sweep tick, hydration, 404 when not visible).
+func (g *Gateway) onRun(t Target, id string, fn func(x *tx, c *state.Cached) *runs.Error) (string, *runs.Error) {
+	return g.update(t, func(x *tx) *runs.Error {
 		c, err := x.addressed(id)
 		if err != nil {
 			return err
 		}
+		return fn(x, c)
+	})
+}
+
+// Get returns run id's record (runs-api §6.2).
+func (g *Gateway) Get(t Target, id string) ([]byte, *runs.Error) {
+	var body []byte
+	_, err := g.onRun(t, id, func(x *tx, c *state.Cached) *runs.Error {
 		body = c.Text()
 		return nil
 	})
@@ -115,11 +123,7 @@ type Stopped struct {
 // Stop requests a cooperative stop (runs-api §6.3).
 func (g *Gateway) Stop(t Target, id string) (Stopped, *runs.Error) {
 	var s Stopped
-	cp, err := g.update(t, func(x *tx) *runs.Error {
-		c, err := x.addressed(id)
-		if err != nil {
-			return err
-		}
+	cp, err := g.onRun(t, id, func(x *tx, c *state.Cached) *runs.Error {
 		if runs.IsTerminal(c.Status) {
 			s.Terminal = c.Text()
 			return nil
@@ -149,11 +153,7 @@ type Approved struct {
 // reported only after the run was found.
 func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr *runs.Error) (Approved, *runs.Error) {
 	var out Approved
-	cp, err := g.update(t, func(x *tx) *runs.Error {
-		c, err := x.addressed(id)
-		if err != nil {
-			return err
-		}
+	cp, err := g.onRun(t, id, func(x *tx, c *state.Cached) *runs.Error {
 		if bodyErr != nil {
 			return bodyErr
 		}
@@ -184,11 +184,7 @@ func (g *Gateway) Approve(t Target, id string, ans *runs.ApprovalAnswer, bodyErr
 // which is reported only after the gate. refused is the hermes.steer_refused
 // effect.
 func (g *Gateway) Steer(t Target, id, text string, textErr *runs.Error, refused bool) (string, *runs.Error) {
-	return g.update(t, func(x *tx) *runs.Error {
-		c, err := x.addressed(id)
-		if err != nil {
-			return err
-		}
+	return g.onRun(t, id, func(x *tx, c *state.Cached) *runs.Error {
 		if c.Status != runs.Running || !c.Owner.Local {
 			return runs.SteerNotAccepting(id)
 		}

@@ -88,9 +88,6 @@ func newNamespace(name string) *namespace {
 	return &namespace{name: name, branches: map[string]*branchState{"main": {st: state.New()}}}
 }
 
-// counterBlock is how many ids one durable counter write reserves.
-const counterBlock = 1024
-
 // branchState is the current state of one branch plus its change counter,
 // which tells whether a checkpoint is needed.
 type branchState struct {

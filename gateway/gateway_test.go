@@ -163,7 +163,7 @@ func TestLargeCounter(t *testing.T) {
 }
 
 // Id counters are stored as reserved high-water marks while running (the first
-// admission reserves ids up to 1+counterBlock; the next ones write nothing), and
+// admission reserves ids up to 1+runs.CounterBlock; the next ones write nothing), and
 // exactly on Close (runs-api §10.4).
 func TestCounterBlocks(t *testing.T) {
 	path := t.TempDir() + "/g.db"
@@ -175,7 +175,7 @@ func TestCounterBlocks(t *testing.T) {
 	}
 	g.q.Wait(0, g.q.Last())
 	spaces, _ := loadAll(t, db)
-	if len(spaces) != 1 || spaces[0].RunCounter != 1+counterBlock {
+	if len(spaces) != 1 || spaces[0].RunCounter != 1+runs.CounterBlock {
 		t.Fatalf("while running: %+v", spaces)
 	}
 	if err := g.Close(); err != nil {

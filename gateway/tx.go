@@ -179,24 +179,17 @@ func (g *Gateway) commit(x *tx) {
 		return
 	}
 	if x.durable {
-		// The store holds counter high-water marks reserved a block at a time,
-		// so an admission writes the namespace row once per counterBlock ids,
-		// not once per run; a real restart continues after the mark, and ids
-		// never repeat (runs-api §10.4).
-		runs, approvals := x.ns.durRuns, x.ns.durApprovals
-		if x.st.RunCounter > runs {
-			runs = x.st.RunCounter + counterBlock
-		}
-		if x.st.ApprovalCounter > approvals {
-			approvals = x.st.ApprovalCounter + counterBlock
-		}
-		if x.meta || runs != x.ns.durRuns || approvals != x.ns.durApprovals {
-			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: runs, ApprovalCounter: approvals,
+		// The store holds the counters' high-water marks (runs.CounterMark),
+		// so the namespace row is written once per block of ids.
+		nRuns := runs.CounterMark(x.st.RunCounter, x.ns.durRuns)
+		nApprovals := runs.CounterMark(x.st.ApprovalCounter, x.ns.durApprovals)
+		if x.meta || nRuns != x.ns.durRuns || nApprovals != x.ns.durApprovals {
+			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: nRuns, ApprovalCounter: nApprovals,
 				ScopeProfile: x.st.ScopeProfile, ScopeIdentity: x.st.ScopeIdentity}
 		}
 		if x.batch.Touches() {
 			g.q.Enqueue(x.batch)
-			x.ns.durRuns, x.ns.durApprovals = runs, approvals
+			x.ns.durRuns, x.ns.durApprovals = nRuns, nApprovals
 		}
 	}
 	x.bs.st = x.st

@@ -193,6 +193,21 @@ func ApprovalID(storageNS string, k int64) string {
 	return hexToken("", "hermes-approvals:", storageNS, ":apr_:", k)
 }
 
+// CounterBlock is how many ids one durable counter write reserves (CounterMark).
+const CounterBlock = 1024
+
+// CounterMark is the high-water mark to store for an id counter now at n
+// when the store holds mark (runs-api §10.4: ids never repeat after a
+// restart, which continues after the mark): mark while it covers n, else n
+// plus CounterBlock, so that admissions write the mark once per block of
+// ids, not once per run.
+func CounterMark(n, mark int64) int64 {
+	if n > mark {
+		return n + CounterBlock
+	}
+	return mark
+}
+
 // CheckpointID is the id of the seq-th checkpoint of a timeline (controls.md §8.1):
 // "cp_" + base36(seq), left-padded with '0' to 8 digits (longer when needed).
 // Example: 10 → "cp_0000000a".

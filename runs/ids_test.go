@@ -196,6 +196,22 @@ func TestToken(t *testing.T) {
 	}
 }
 
+func TestCounterMark(t *testing.T) {
+	tests := []struct{ n, mark, want int64 }{
+		{0, 0, 0},                               // nothing handed out, nothing stored
+		{1, 0, 1 + CounterBlock},                // the first id reserves a block
+		{2, 1 + CounterBlock, 1 + CounterBlock}, // covered: unchanged
+		{1 + CounterBlock, 1 + CounterBlock, 1 + CounterBlock},
+		{2 + CounterBlock, 1 + CounterBlock, 2 + 2*CounterBlock}, // past the mark: the next block
+		{4, 3, 4 + CounterBlock},                                 // one past an exact mark (Close stores the counter itself)
+	}
+	for _, tt := range tests {
+		if got := CounterMark(tt.n, tt.mark); got != tt.want {
+			t.Errorf("CounterMark(%d, %d) = %d, want %d", tt.n, tt.mark, got, tt.want)
+		}
+	}
+}
+
 func TestIDsAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = RunID("hermes:namespace", 12345) }); n > 1 {
 		t.Errorf("RunID allocates %v times, want ≤ 1", n)

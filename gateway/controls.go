@@ -22,13 +22,9 @@ func (g *Gateway) Observe(ns, id string, body runs.Value, hasBody bool) ([]byte,
 // observe is the observe control in x on run id, addressed as c; scenario
 // steps apply it too.
 func (x *tx) observe(id string, c *state.Cached, body runs.Value, hasBody bool) ([]byte, *runs.Error) {
+	pending := func(i int) *runs.Obj { return x.st.ApprovalAt(id, i) }
 	o, oerr := runs.ParseObserve(body, hasBody, func(rid string) bool {
-		for i := range x.st.ApprovalCount(id) {
-			if v, _ := x.st.ApprovalAt(id, i).Get("request_id"); v.Kind == runs.String && v.Str == rid {
-				return true
-			}
-		}
-		return false
+		return runs.FindApproval(x.st.ApprovalCount(id), pending, rid) >= 0
 	})
 	if oerr != nil {
 		return nil, oerr

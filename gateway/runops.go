@@ -198,9 +198,7 @@ func (g *Gateway) Steer(t Target, id, text string, textErr *runs.Error, refused 
 		now := x.now()
 		before := c.Value()
 		x.setRecord(id, c, runs.Steered(before, now), before)
-		ev := runs.Event(runs.EventRunSteered, id, now)
-		ev.Set("accepted", runs.BoolValue(true))
-		x.emit(id, ev)
+		x.emit(id, runs.SteeredEvent(id, now))
 		x.accept = true
 		return nil
 	})

@@ -11,10 +11,8 @@ func ResolveApprovals(n int, at func(i int) *Obj, a *ApprovalAnswer) (from, to i
 	case n == 0:
 		return 0, 0
 	case a.HasRequestID:
-		for i := range n {
-			if rid, _ := at(i).Get("request_id"); rid.Kind == String && rid.Str == a.RequestID {
-				return i, i + 1
-			}
+		if i := FindApproval(n, at, a.RequestID); i >= 0 {
+			return i, i + 1
 		}
 		return 0, 0
 	case a.ResolveAll:
@@ -22,6 +20,20 @@ func ResolveApprovals(n int, at func(i int) *Obj, a *ApprovalAnswer) (from, to i
 	default:
 		return 0, 1
 	}
+}
+
+// FindApproval is the index of the first of a run's n pending approvals
+// (at(i) being entry i, oldest first) whose request_id is exactly requestID,
+// or -1: what a RunApproval with a request_id resolves (runs-api §6.5.2 step
+// 9) and what makes an observe's approval request_id a duplicate (controls
+// §11.1 step 8).
+func FindApproval(n int, at func(i int) *Obj, requestID string) int {
+	for i := range n {
+		if rid, _ := at(i).Get("request_id"); rid.Kind == String && rid.Str == requestID {
+			return i
+		}
+	}
+	return -1
 }
 
 // RunNotActive is the 409 for a run whose executor is not in this process

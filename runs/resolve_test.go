@@ -39,3 +39,27 @@ func TestResolveApprovals(t *testing.T) { // acceptance 126–128
 		t.Error("queue was modified")
 	}
 }
+
+func TestFindApproval(t *testing.T) {
+	entry := func(id Value) *Obj { return &Obj{Keys: []string{"request_id"}, Vals: []Value{id}} }
+	queue := []*Obj{entry(StringValue("a")), entry(IntValue(7)), entry(StringValue("b")), {}, entry(StringValue("b"))}
+	at := func(i int) *Obj { return queue[i] }
+	cases := []struct {
+		n    int
+		id   string
+		want int
+	}{
+		{5, "a", 0},
+		{5, "b", 2},  // the first of two
+		{5, "7", -1}, // a number is no request_id
+		{5, "", -1},  // nor a missing one
+		{5, "A", -1}, // exactly: case counts
+		{2, "b", -1}, // only the first n entries
+		{0, "a", -1},
+	}
+	for _, tc := range cases {
+		if got := FindApproval(tc.n, at, tc.id); got != tc.want {
+			t.Errorf("FindApproval(%d, %q) = %d, want %d", tc.n, tc.id, got, tc.want)
+		}
+	}
+}

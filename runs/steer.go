@@ -25,6 +25,14 @@ func SteerRefused(runID string) *Error {
 	return Hermes("steer_not_accepted", "Run did not accept steer text: "+runID)
 }
 
+// SteeredEvent builds the run.steered SSE event of a RunSteer success
+// (runs-api §6.4.3, §6.6 step 7): the envelope, then accepted true.
+func SteeredEvent(runID string, now float64) *Obj {
+	e := Event(EventRunSteered, runID, now)
+	e.Set("accepted", BoolValue(true))
+	return e
+}
+
 // SteerText runs runs-api §6.6 steps 4–5 on a parsed body (the caller passes an
 // empty object for an unparseable body; any non-object counts as {}): the first
 // truthy of input, message, text is normalised — a string cut to 65536 code

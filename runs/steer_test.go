@@ -5,6 +5,13 @@ import (
 	"testing"
 )
 
+func TestSteeredEvent(t *testing.T) {
+	want := `{"event":"run.steered","run_id":"` + testRunID + `","timestamp":1700000000.125,"accepted":true}`
+	if got := render(SteeredEvent(testRunID, 1700000000.125)); got != want {
+		t.Errorf("SteeredEvent = %s, want %s", got, want)
+	}
+}
+
 func TestSteerTextErrors(t *testing.T) {
 	const (
 		missing = "400|invalid_steer_input|Missing non-empty steer text; expected 'input', 'message', or 'text'."

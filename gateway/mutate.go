@@ -89,20 +89,23 @@ func (g *Gateway) durableText(c *state.Cached, rec *runs.Obj) []byte {
 	return c.Text()
 }
 
-// durable is the record of reservation r as hydration copies it into the
-// cache, and its text: keys sorted at every level (runs-api §4.2 rule 3).
-func durable(r *state.Reservation) (*runs.Obj, []byte) {
-	text := runs.RenderedSorted(runs.StoredRecord(r.Record))
-	return runs.StoredRecord(text), text
+// cachedOf is the run as its reservation r gives it, with the record text:
+// r's own (the control plane lists it so, not hydrated) or hydrated's.
+func cachedOf(r *state.Reservation, text []byte) *state.Cached {
+	rec := runs.StoredRecord(text)
+	return state.Cached{Status: r.Status, CreatedAt: recordTime(rec, "created_at"), UpdatedAt: r.UpdatedAt,
+		Owner: r.OwnerStamp()}.WithRecord(rec, text)
 }
 
-func updatedAt(o *runs.Obj) float64 {
-	v, _ := o.Get("updated_at")
-	return v.Float
+// hydrated is the run as hydration copies it from reservation r into the
+// cache: its record with keys sorted at every level (runs-api §4.2 rule 3).
+func hydrated(r *state.Reservation) *state.Cached {
+	return cachedOf(r, runs.RenderedSorted(runs.StoredRecord(r.Record)))
 }
 
-func createdAt(o *runs.Obj) float64 {
-	v, _ := o.Get("created_at")
+// recordTime is the record's created_at or updated_at, in seconds.
+func recordTime(rec *runs.Obj, field string) float64 {
+	v, _ := rec.Get(field)
 	return v.Float
 }
 
@@ -110,7 +113,7 @@ func createdAt(o *runs.Obj) float64 {
 // persist rule (runs-api §10.2) to its reservation.
 func (x *tx) setRecord(id string, before *state.Cached, rec *runs.Obj, beforeRec *runs.Obj) *state.Cached {
 	c := state.Cached{Status: runs.RecordStatus(rec), CreatedAt: before.CreatedAt,
-		UpdatedAt: updatedAt(rec), Owner: before.Owner}.WithRecord(rec, nil)
+		UpdatedAt: recordTime(rec, "updated_at"), Owner: before.Owner}.WithRecord(rec, nil)
 	var nr *state.Reservation
 	if r, ok := x.st.ResOfRun(id); ok && runs.ShouldPersist(beforeRec, rec) {
 		nr = r.Rewritten(x.g.durableText(c, rec), c.Status, x.now())
@@ -129,13 +132,12 @@ func (x *tx) hydrate(id, scope string) (*state.Cached, bool) {
 	if !ok || r.Scope != scope {
 		return nil, false
 	}
-	rec, text := durable(r)
-	c := state.Cached{Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}.WithRecord(rec, text)
+	c := hydrated(r)
 	var nr *state.Reservation
 	if !r.Alive && !runs.IsTerminal(r.Status) {
 		now := x.now()
-		rec := runs.Interrupt(rec, now)
-		c = state.Cached{Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: r.OwnerStamp()}.WithRecord(rec, nil)
+		rec := runs.Interrupt(c.Value(), now)
+		c = state.Cached{Status: runs.Interrupted, CreatedAt: c.CreatedAt, UpdatedAt: now, Owner: c.Owner}.WithRecord(rec, nil)
 		nr = r.Rewritten(x.g.durableText(c, rec), runs.Interrupted, now)
 	}
 	x.putRun(id, c, nr)

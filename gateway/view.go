@@ -96,7 +96,7 @@ func (g *Gateway) summaries(ns string, stored []storage.Reservation) []RunSummar
 		if _, cached := st.Run(id); !cached {
 			listed[id] = true
 			r, _ := st.ResOfRun(id)
-			out = append(out, g.summary(ns, st, id, cachedOf(r)))
+			out = append(out, g.summary(ns, st, id, cachedOf(r, r.Record)))
 		}
 	})
 	// With --db, the file's runs that nothing has read or changed since
@@ -111,15 +111,9 @@ func (g *Gateway) summaries(ns string, stored []storage.Reservation) []RunSummar
 		}
 	})
 	for id, r := range fromFile {
-		out = append(out, g.summary(ns, st, id, cachedOf(r)))
+		out = append(out, g.summary(ns, st, id, cachedOf(r, r.Record)))
 	}
 	return out
-}
-
-// cachedOf is the run as its reservation r gives it (not hydrated).
-func cachedOf(r *state.Reservation) *state.Cached {
-	rec := runs.StoredRecord(r.Record)
-	return state.Cached{Status: r.Status, CreatedAt: createdAt(rec), UpdatedAt: r.UpdatedAt, Owner: r.OwnerStamp()}.WithRecord(rec, r.Record)
 }
 
 func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {
@@ -144,7 +138,7 @@ func (g *Gateway) RunView(ns, id string) (RunView, *runs.Error) {
 		if !ok {
 			return RunView{}, runs.RunNotFound(id)
 		}
-		c = cachedOf(r).WithRecord(durable(r)) // keys sorted as hydration would (runs-api §4.2 rule 3)
+		c = hydrated(r) // keys sorted as hydration would (runs-api §4.2 rule 3)
 	}
 	v := RunView{RunSummary: g.summary(ns, st, id, c), Record: c.Text()}
 	tr := g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id}) // once: State and counts agree

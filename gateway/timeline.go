@@ -103,13 +103,11 @@ func (h host) Restore(branch, id string, c captured, checkout bool) {
 	}
 	if branch == "main" {
 		g.rewriteDurable(ns.name, c.st)
+		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
 	}
 	g.transports.Destroy(ns.name, branch)
 	bs.st = c.st
 	bs.version++
-	if branch == "main" {
-		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
-	}
 	bs.cpAt = bs.version
 	h.tell(Change{Kind: "branch.restored", Namespace: ns.name, Branch: branch, Checkpoint: id})
 	if checkout {

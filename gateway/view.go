@@ -117,10 +117,9 @@ func (g *Gateway) summaries(ns string, stored []storage.Reservation) []RunSummar
 }
 
 func (g *Gateway) summary(ns string, st *state.State, id string, c *state.Cached) RunSummary {
-	s := RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
+	return RunSummary{ID: id, Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Keyed: c.Owner.Keyed,
 		OwnerLocal: c.Owner.Local, OwnerAlive: c.Owner.Alive, PendingApprovals: st.ApprovalCount(id), QueuedSteers: st.SteerCount(id),
 		Transport: g.transports.Stat(transport.Key{NS: ns, Branch: "main", Run: id}).State}
-	return s
 }
 
 // RunView returns one run of ns's main branch; 404 run_not_found envelope when absent.

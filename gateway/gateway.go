@@ -19,7 +19,7 @@ import (
 // Options configure a Gateway. The zero value is valid.
 type Options struct {
 	APIKey            string         // --api-key: changes the default scope identity (runs-api §9)
-	MaxConcurrentRuns int            // --max-concurrent-runs; 0 = no limit
+	MaxConcurrentRuns int            // --max-concurrent-runs; ≤ 0 = no limit (runs.Decide)
 	MaxCheckpoints    int            // --max-checkpoints; 0 = 1000
 	MaxNamespaces     int            // --max-namespaces; 0 = DefaultMaxNamespaces (hardening H3)
 	SSEBufferBytes    int            // --sse-buffer-bytes; 0 = DefaultSSEBufferBytes (hardening H5)
@@ -114,9 +114,6 @@ func New(db storage.Store, opts Options) (*Gateway, error) {
 	}
 	if opts.SubscribeWait <= 0 {
 		opts.SubscribeWait = time.Second
-	}
-	if opts.MaxConcurrentRuns < 0 {
-		opts.MaxConcurrentRuns = 0
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

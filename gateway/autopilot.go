@@ -53,11 +53,7 @@ func (g *Gateway) Scenarios(ns string) *scenarios.Set {
 
 // DeleteScenarios leaves ns without scenarios, not even the default, until
 // the next SetScenarios (DELETE /__admin/hermes/scenarios).
-func (g *Gateway) DeleteScenarios(ns string) *runs.Error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.auto.sets.Put(ns, nil, g.opts.MaxNamespaces)
-}
+func (g *Gateway) DeleteScenarios(ns string) *runs.Error { return g.SetScenarios(ns, nil) }
 
 // scenarioAdmit starts a new run's cursor when a scenario of its namespace
 // matches it (docs/scenarios.md §1.2): main branch only, new runs only.

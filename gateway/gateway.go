@@ -3,7 +3,8 @@ package gateway
 import (
 	"context"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -224,12 +225,7 @@ func (g *Gateway) Draw() float64 {
 func (g *Gateway) Namespaces() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	names := make([]string, 0, len(g.spaces))
-	for n := range g.spaces {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(g.spaces))
 }
 
 // NamespaceCount is the number of created namespaces (GET /health).

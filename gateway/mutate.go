@@ -50,10 +50,8 @@ func (x *tx) delRes(scope, key string) {
 	}
 }
 
+// emit queues event ev of run runID as an SSE frame, delivered on commit.
 func (x *tx) emit(runID string, ev *runs.Obj) {
-	if x.view {
-		return
-	}
 	frame := append([]byte("data: "), runs.AppendPython(nil, runs.ObjectValue(ev))...)
 	frame = append(frame, '\n', '\n')
 	x.emits = append(x.emits, emission{runID, frame})
@@ -211,12 +209,4 @@ func (x *tx) prune() {
 			x.batch.Expire = &storage.Expiry{Now: now, Age: runs.DurableRetention}
 		}
 	}
-}
-
-// openTransport opens the transport of run id, created at now, when x commits.
-func (x *tx) openTransport(id string, now float64) {
-	if x.view {
-		return
-	}
-	x.opened = append(x.opened, opening{id, now})
 }

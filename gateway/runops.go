@@ -85,7 +85,7 @@ func (x *tx) admit(key, fingerprint string, sub *runs.Submission) (Admission, *r
 		nr = newReservation(scope, key, fingerprint, id, x.st.RunCounter, x.g.durableText(c, rec), now)
 	}
 	x.putRun(id, c, nr)
-	x.openTransport(id, now)
+	x.opened = append(x.opened, opening{id, now})
 	x.scenarioAdmit(id, sub)
 	x.accept = true
 	return Admission{RunID: id, Status: "started"}, nil

@@ -29,7 +29,7 @@ type tx struct {
 	branch  string
 	bs      *branchState
 	st      state.State
-	view    bool
+	view    bool // a history view: commit keeps and publishes nothing
 	durable bool
 	batch   storage.Batch
 	dirty   bool // st changed

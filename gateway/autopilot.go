@@ -61,7 +61,7 @@ func (x *tx) scenarioAdmit(id string, sub *runs.Submission) {
 	if x.view || x.branch != "main" {
 		return
 	}
-	sc := x.g.auto.sets.Of(x.name).ForRun(id, sub)
+	sc := x.g.auto.sets.Of(x.ns.name).ForRun(id, sub)
 	if sc == nil {
 		return
 	}
@@ -111,12 +111,12 @@ func (g *Gateway) syncCursors(x *tx) {
 		return
 	}
 	if x.resync {
-		g.resyncCursors(x.name, x.st)
+		g.resyncCursors(x.ns.name, x.st)
 		return
 	}
 	for _, id := range x.cursorIDs {
 		c, ok := x.st.Cursor(id)
-		g.auto.due.Follow(scenarios.Key{NS: x.name, Run: id}, c, ok)
+		g.auto.due.Follow(scenarios.Key{NS: x.ns.name, Run: id}, c, ok)
 	}
 }
 

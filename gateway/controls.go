@@ -192,7 +192,7 @@ func (x *tx) restart(alive bool) Restarted {
 	x.st = fresh
 	x.dirty = true
 	x.resync = true // every scenario position is dropped (docs/scenarios.md §5)
-	x.g.transports.Destroy(x.name, x.branch)
+	x.g.transports.Destroy(x.ns.name, x.branch)
 	return out
 }
 

@@ -62,7 +62,7 @@ func (x *tx) emit(runID string, ev *runs.Obj) {
 // in a history view or while no one listens.
 func (x *tx) told(kind, id, status string, frame []byte) {
 	if x.g.listening() && !x.view {
-		x.changes = append(x.changes, Change{Kind: kind, Namespace: x.name, Branch: x.branch, RunID: id, Status: status, Frame: frame})
+		x.changes = append(x.changes, Change{Kind: kind, Namespace: x.ns.name, Branch: x.branch, RunID: id, Status: status, Frame: frame})
 	}
 }
 
@@ -186,7 +186,7 @@ func (x *tx) sweepTick() {
 // number of cached runs removed.
 func (x *tx) sweep(at float64) int {
 	if !x.view {
-		x.g.transports.Expire(x.name, x.branch, at)
+		x.g.transports.Expire(x.ns.name, x.branch, at)
 	}
 	doomed := x.st.Sweepable(func(updatedAt float64) bool { return runs.Expired(updatedAt, at, runs.CacheRetention) })
 	for _, id := range doomed {

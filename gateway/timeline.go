@@ -218,8 +218,7 @@ func (g *Gateway) Head(ns, branch string) string {
 func (g *Gateway) Select(ns, branch, at string, mutating bool) (Target, *runs.Error) {
 	target := Target{NS: ns, Branch: branch}
 	err := g.locked(func() *runs.Error {
-		space := g.space(ns)
-		c, err := g.tl(space).Select(branch, at, mutating)
+		c, err := g.tl(g.space(ns)).Select(branch, at, mutating)
 		if err == nil && c != nil {
 			view := c.State.st // a read-only view of the checkpoint
 			target.view = &view

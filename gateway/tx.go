@@ -25,7 +25,6 @@ func Main(ns string) Target { return Target{NS: ns, Branch: "main"} }
 type tx struct {
 	g       *Gateway
 	ns      *namespace
-	name    string
 	branch  string
 	bs      *branchState
 	st      state.State
@@ -76,7 +75,7 @@ func (g *Gateway) update(t Target, fn func(x *tx) *runs.Error) (cp string, err *
 		}
 		ferr := fn(x)
 		creates := ferr == nil && !x.view && (x.accept || x.checkpoint)
-		if g.spaces[x.name] != x.ns {
+		if g.spaces[x.ns.name] != x.ns {
 			if !creates {
 				return ferr
 			}
@@ -151,7 +150,7 @@ func (g *Gateway) repair() {
 func (g *Gateway) begin(t Target) (*tx, *runs.Error) {
 	ns := g.space(t.NS)
 	g.tl(ns)
-	x := &tx{g: g, ns: ns, name: t.NS, branch: t.Branch}
+	x := &tx{g: g, ns: ns, branch: t.Branch}
 	if t.view != nil {
 		x.st = *t.view
 		x.view = true
@@ -184,7 +183,7 @@ func (g *Gateway) commit(x *tx) {
 		nRuns := runs.CounterMark(x.st.RunCounter, x.ns.durRuns)
 		nApprovals := runs.CounterMark(x.st.ApprovalCounter, x.ns.durApprovals)
 		if x.meta || nRuns != x.ns.durRuns || nApprovals != x.ns.durApprovals {
-			x.batch.Meta = &storage.Namespace{Name: x.name, RunCounter: nRuns, ApprovalCounter: nApprovals,
+			x.batch.Meta = &storage.Namespace{Name: x.ns.name, RunCounter: nRuns, ApprovalCounter: nApprovals,
 				ScopeProfile: x.st.ScopeProfile, ScopeIdentity: x.st.ScopeIdentity}
 		}
 		if x.batch.Touches() {
@@ -202,15 +201,15 @@ func (g *Gateway) commit(x *tx) {
 // ends the streams of runs that became terminal and queues its changes.
 func (g *Gateway) publish(x *tx) {
 	for _, o := range x.opened {
-		g.transports.Open(transport.Key{NS: x.name, Branch: x.branch, Run: o.run}, o.created)
+		g.transports.Open(transport.Key{NS: x.ns.name, Branch: x.branch, Run: o.run}, o.created)
 	}
 	for _, e := range x.emits {
-		if g.transports.Deliver(transport.Key{NS: x.name, Branch: x.branch, Run: e.runID}, e.frame) && x.buffered != nil {
+		if g.transports.Deliver(transport.Key{NS: x.ns.name, Branch: x.branch, Run: e.runID}, e.frame) && x.buffered != nil {
 			*x.buffered++
 		}
 	}
 	for _, id := range x.ends {
-		g.transports.End(transport.Key{NS: x.name, Branch: x.branch, Run: id})
+		g.transports.End(transport.Key{NS: x.ns.name, Branch: x.branch, Run: id})
 	}
 	for _, c := range x.changes {
 		g.changed(c)
@@ -218,7 +217,7 @@ func (g *Gateway) publish(x *tx) {
 }
 
 // storageNS is the id salt of the tx's branch (runs-api §12.1).
-func (x *tx) storageNS() string { return runs.BranchStorageNS(x.name, x.branch) }
+func (x *tx) storageNS() string { return runs.BranchStorageNS(x.ns.name, x.branch) }
 
 func (x *tx) now() float64 { return x.g.nowS() }
 

@@ -195,10 +195,8 @@ func (g *Gateway) saveClock() {
 	// The clock is durable with --db (runs-api §10.4), written in order with
 	// the other durable changes.
 	g.q.Enqueue(storage.Batch{Clock: &storage.Clock{Frozen: g.clock.Frozen, FrozenMs: g.clock.FrozenMs, OffsetMs: g.clock.OffsetMs}})
-	if g.listening() {
-		cs := g.clockState()
-		g.changed(Change{Kind: "clock", Clock: &cs})
-	}
+	cs := g.clockState()
+	g.changed(Change{Kind: "clock", Clock: &cs})
 }
 
 // SetClockJSON applies a clock request given as JSON text (emulator options).

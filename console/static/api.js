@@ -22,7 +22,8 @@ export function setAdminKey(k) {
 export function namespace() { return sessionStorage.getItem(nsItem) || 'default'; }
 export function setNamespace(ns) { sessionStorage.setItem(nsItem, ns || 'default'); }
 
-// Listeners of 401 answers (the shell asks for the key).
+// Listeners of 401 answers, called with the message and the key the request
+// carried (the shell asks for the key).
 const unauthorized = [];
 export function onUnauthorized(fn) { unauthorized.push(fn); }
 
@@ -57,7 +58,7 @@ export async function send(req) {
   try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
   let message = data && data.error && typeof data.error.message === 'string' ? data.error.message : '';
   if (!message && !res.ok) message = text.trim().slice(0, 200) || res.statusText || 'no message';
-  if (res.status === 401) unauthorized.forEach((fn) => fn(message));
+  if (res.status === 401) unauthorized.forEach((fn) => fn(message, k));
   return { status: res.status, ok: res.ok, data, text, message };
 }
 

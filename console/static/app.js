@@ -11,6 +11,7 @@ import { watchFrame } from './watch.js';
 // unsubscribed when the route changes.
 export const stream = new Stream();
 let viewListeners = [];
+let reloads = []; // the shown view's reload(fn) funcs
 stream.onFrame((f) => {
   watchFrame(f);
   viewListeners.forEach((fn) => fn(f));
@@ -23,7 +24,8 @@ const views = {
 
 // ctx is what a view receives: where to draw, the route's argument, and
 // live(fn) to hear stream frames while the view is shown; every(ms, fn)
-// repeats fn while the view is shown.
+// repeats fn while the view is shown; reload(fn) names a func that reads
+// the view's data again and shows it in place (see refresh).
 function render() {
   const main = document.getElementById('main');
   const [, name = 'runs', ...rest] = location.hash.replace(/^#/, '').split('/');
@@ -32,6 +34,7 @@ function render() {
   const key = name === 'runs' && arg ? 'run' : name;
   const view = views[key] || runsView;
   viewListeners = [];
+  reloads = [];
   timers.forEach(clearInterval);
   timers = [];
   main.replaceChildren();
@@ -44,12 +47,37 @@ function render() {
     main, arg, stream,
     live: (fn) => viewListeners.push(fn),
     every: (ms, fn) => timers.push(setInterval(fn, ms)),
+    reload: (fn) => reloads.push(fn),
   };
   view(ctx);
   if (render.focus) main.focus();
   render.focus = true;
 }
 let timers = [];
+
+// refresh shows the current view again after the admin key changed: its
+// data read anew with the key and its request cards' curl lines, in place,
+// so what the user was typing, the focus and their place stay (render would
+// draw the view anew and lose them).
+function refresh() {
+  document.querySelectorAll('#main form.card').forEach((f) => f.refresh());
+  return Promise.all(reloads.map((fn) => fn()));
+}
+
+// place is where the keyboard is: the focused element and, in a text
+// field, its selection (the caret).
+function place() {
+  const el = document.activeElement;
+  const sel = el && typeof el.selectionStart === 'number' ? [el.selectionStart, el.selectionEnd, el.selectionDirection] : null;
+  return { el, sel };
+}
+
+// goBack puts the keyboard back at place p when its element is on the page.
+function goBack(p) {
+  if (!p || !p.el || p.el === document.body || !p.el.isConnected) return;
+  p.el.focus();
+  if (p.sel) p.el.setSelectionRange(...p.sel);
+}
 
 async function loadNamespaces() {
   const input = document.getElementById('ns');
@@ -77,20 +105,31 @@ function setupKey() {
   const dialog = document.getElementById('key-dialog');
   const input = document.getElementById('key-input');
   const why = document.getElementById('key-why');
-  const open = (msg) => {
-    if (dialog.open) return;
+  // Closed, the dialog gives the keyboard back where it was (Chromium gives
+  // the focus back but puts a text field's caret at its start).
+  let was = null;
+  // sent: the key the refused request carried. A key saved since has not
+  // been refused yet: the calls the refresh makes with it tell.
+  const open = (msg, sent) => {
+    if (dialog.open || (sent !== undefined && sent !== adminKey())) return;
     if (msg) why.textContent = 'The emulator answered: ' + msg + '. Enter the admin key; it is kept in this tab\'s session storage only.';
     input.value = adminKey();
+    was = place();
     dialog.showModal();
   };
   document.getElementById('key-button').addEventListener('click', () => open(''));
-  dialog.addEventListener('close', () => {
+  dialog.addEventListener('close', async () => {
+    const p = was;
+    goBack(p);
     if (dialog.returnValue === 'save') setAdminKey(input.value.trim());
     else if (dialog.returnValue === 'forget') setAdminKey('');
     else return;
     stream.restart();
     loadNamespaces();
-    render();
+    await refresh();
+    // A view that showed the 401's notice in its place took the focused
+    // element off the page until the refresh put it back.
+    if (document.activeElement === document.body) goBack(p);
   });
   onUnauthorized(open);
 }

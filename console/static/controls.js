@@ -45,6 +45,7 @@ export function clockView(ctx) {
   const soon = throttle(load); // one load for a burst of clock frames
   ctx.live((f) => { if (clockChanged(f)) soon(); });
   ctx.every(1000, () => { if (frozen.textContent !== 'frozen') load(true); });
+  ctx.reload(load);
   ctx.main.append(
     h('section', { class: 'panel', 'aria-labelledby': 'clock-h' },
       h('h2', { id: 'clock-h' }, 'Clock'),
@@ -100,9 +101,14 @@ export function faultsView(ctx) {
     rules.update('Fault rules, all namespaces, in matching order', res.data.faults || [],
       'No fault rules: every vendor request is answered normally.');
   }
+  // The presets as shown: the same answer again is not drawn again (a
+  // focused button keeps the focus).
+  let shownPresets = '';
   async function loadPresets() {
     const res = await call('GET', '/faults/presets');
-    if (!res.ok) { presets.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (!res.ok) { shownPresets = ''; only(presets, h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    if (res.text === shownPresets) return;
+    shownPresets = res.text;
     presets.replaceChildren(h('ul', { class: 'presets' }, (res.data.presets || []).map((p) =>
       h('li', {}, h('button', { type: 'button', 'data-preset': p.name, onclick: async () => {
         const x = await call('POST', '/faults/presets/' + encodeURIComponent(p.name));
@@ -127,6 +133,7 @@ export function faultsView(ctx) {
   ctx.live((f) => { if (faultChanged(f)) soon(); });
   // The stream reports fired rules, not added or removed ones: poll as well.
   ctx.every(2000, load);
+  ctx.reload(() => Promise.all([load(), loadPresets()]));
   ctx.main.append(
     h('section', { class: 'panel', 'aria-labelledby': 'faults-h' }, h('h2', { id: 'faults-h' }, 'Fault rules'),
       h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: load }, 'Refresh'), clear), list),

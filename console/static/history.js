@@ -70,6 +70,7 @@ export function journalView(ctx) {
   all.input.addEventListener('change', load);
   live.input.addEventListener('change', load);
   ctx.every(1500, () => { if (live.input.checked) load(); });
+  ctx.reload(load);
   ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'journal-h' },
     h('h2', { id: 'journal-h' }, 'Journal'),
     h('p', { class: 'hint' }, 'Every vendor request, without bodies, keys or texts. Live refreshes it every 1.5 s with the filter last applied (Filter or Enter).'), form, body));
@@ -136,6 +137,7 @@ export function timelineView(ctx) {
   const soon = throttle(load);
   ctx.live((f) => { if (/^(checkpoint|branch\.restored|namespace\.reset)$/.test(f.event)) soon(); });
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(); });
+  ctx.reload(load);
   ctx.main.append(
     h('section', { class: 'panel', 'aria-labelledby': 'timeline-h' }, h('h2', { id: 'timeline-h' }, 'Timeline'),
       h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: load }, 'Refresh')), body),
@@ -200,6 +202,7 @@ export function scenariosView(ctx) {
     confirm: 'The namespace will have no scenarios (not even the serve --scenarios default) until the next load.' },
   () => ({ method: 'DELETE', path: '/hermes/scenarios' }), load);
   const editor = h('div', { class: 'split' }, put, del);
+  ctx.reload(load);
   ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'scen-h' }, h('h2', { id: 'scen-h' }, 'Scenarios'),
     h('p', { class: 'hint' }, 'Runs that move by themselves: each step is a Hermes control fired on the emulator clock (a frozen clock fires them when it is advanced).'),
     h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: load }, 'Refresh')), body), editor);

@@ -165,6 +165,7 @@ export function runsView(ctx) {
   const soon = throttle(() => load(false));
   ctx.live((f) => { if (runChanged(f)) soon(); });
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(false); });
+  ctx.reload(() => load(false));
   ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'runs-h' },
     h('h2', { id: 'runs-h' }, 'Runs'),
     h('div', { class: 'toolbar' }, filter, h('button', { type: 'button', onclick: () => load(false) }, 'Refresh')),
@@ -238,6 +239,7 @@ export function runView(ctx) {
     soon();
   });
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(); });
+  ctx.reload(load);
   ctx.main.append(
     h('p', {}, h('a', { href: '#/runs' }, '← All runs')),
     h('div', { class: 'split' }, h('section', { class: 'panel', 'aria-labelledby': 'run-h' }, head, summary), watchPanel(id, ctx.stream)),

@@ -96,12 +96,12 @@ export function requestCard(title, opts, spec, done) {
     try {
       const s = spec();
       current = request(s.method, s.path, s.body, s.query);
-      pre.textContent = current.method + ' ' + current.url.slice(location.origin.length) + (current.body ? '\n' + current.body : '');
+      setText(pre, current.method + ' ' + current.url.slice(location.origin.length) + (current.body ? '\n' + current.body : ''));
       form.dataset.curl = curl(current);
       pre.classList.remove('bad');
     } catch (e) {
       current = null;
-      pre.textContent = e.message;
+      setText(pre, e.message);
       pre.classList.add('bad');
     }
   };

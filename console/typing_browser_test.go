@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -295,5 +296,73 @@ func TestBrowserTimelineHeadsKeepSelection(t *testing.T) {
 	waitText(t, ctx, "#timeline-body p", "main → "+head)
 	if got := eval[string](t, ctx, `getSelection().toString()`); got != want {
 		t.Errorf("after main moved the selection is %q, want %q", got, want)
+	}
+}
+
+// scenarioSet is a set of n scenarios named s1…sn, as PUT sends it.
+func scenarioSet(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"scenarios":[`)
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"name":"s%d","match":{"input":"task %d"},"steps":[{"after":"1s","observe":{"status":"running"}},`+
+			`{"after":"2s","observe":{"status":"completed","output":"Done."}}]}`, i, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// TestBrowserScenariosRefreshKeepsPlace: Refresh in the Scenarios view, with
+// a set another client changed meanwhile, updates the table and the JSON in
+// place: a selection in the table, the JSON section open, focused and
+// scrolled, and the load form the user emptied stay. Refresh drew the table
+// and a closed JSON section anew and put the set back in the emptied form.
+func TestBrowserScenariosRefreshKeepsPlace(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	admin(t, srv.URL(), "PUT", "/__admin/hermes/scenarios", scenarioSet(6))
+	ctx := browser(t)
+	do(t, ctx, "open the scenarios", chromedp.Navigate(srv.URL()+"/__admin/ui/#/scenarios"))
+	const rows = `document.querySelectorAll('#scenarios-body tbody tr').length`
+	until(t, ctx, rows+` === 6`, "the view shows the 6 scenarios")
+	const form = `document.querySelector('form[data-action="put-scenarios"] textarea')`
+	until(t, ctx, form+`.value.includes('"s6"')`, "the load form is offered the set")
+	got := eval[string](t, ctx, `(() => {
+		const f = `+form+`;
+		f.focus(), f.select(), document.execCommand('delete');
+		const pre = document.querySelector('#scenarios-body pre.json');
+		pre.closest('details').open = true;
+		pre.focus();
+		pre.scrollTop = 100;
+		window.top0 = pre.scrollTop;
+		getSelection().selectAllChildren(document.querySelector('#scenarios-body tbody tr:nth-child(3) code'));
+		return getSelection().toString();
+	})()`)
+	if got != "s3" {
+		t.Fatalf("selected %q in the table, want s3", got)
+	}
+	if eval[float64](t, ctx, `window.top0`) != 100 {
+		t.Fatal("the JSON section does not scroll: make the set longer")
+	}
+	admin(t, srv.URL(), "PUT", "/__admin/hermes/scenarios", scenarioSet(7))
+	eval[bool](t, ctx, `[...document.querySelectorAll('#main .toolbar button')].find((b) => b.textContent === 'Refresh').click(), true`)
+	until(t, ctx, rows+` === 7`, "Refresh shows the 7 scenarios")
+	waitText(t, ctx, "#scenarios-body pre.json", `"name": "s7"`)
+	if got := eval[string](t, ctx, `getSelection().toString()`); got != "s3" {
+		t.Errorf("after Refresh the selection is %q, want s3", got)
+	}
+	pre := `document.querySelector('#scenarios-body pre.json')`
+	if !eval[bool](t, ctx, pre+`.closest('details').open`) {
+		t.Error("after Refresh the JSON section is closed, want it left open")
+	}
+	if !eval[bool](t, ctx, `document.activeElement === `+pre) {
+		t.Errorf("after Refresh the focus is on %s, want it kept on the JSON", eval[string](t, ctx, `document.activeElement.outerHTML.slice(0, 120)`))
+	}
+	if got := eval[float64](t, ctx, pre+`.scrollTop`); got != 100 {
+		t.Errorf("after Refresh the JSON is scrolled to %v, want 100", got)
+	}
+	if got := eval[string](t, ctx, form+`.value.slice(0, 40)`); got != "" {
+		t.Errorf("after Refresh the emptied load form holds %q…, want it left empty", got)
 	}
 }

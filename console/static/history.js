@@ -1,8 +1,8 @@
 // History: the request journal (controls §7), the timeline of checkpoints and
 // branches (controls §8) and the scenarios (scenarios §4, when present).
 import { call, missing, namespace } from './api.js';
-import { h, field, checkbox, requestCard, table, when, json, toast, confirmDialog, notAvailable, throttle, only } from './ui.js';
-import { liveTable, morph } from './live.js';
+import { h, field, checkbox, requestCard, when, json, toast, confirmDialog, notAvailable, throttle, only } from './ui.js';
+import { liveTable, morph, patchText } from './live.js';
 
 // keyed names journal entries (oldest first) for a live table: by their
 // content and, among equal entries, by their place counted from the oldest,
@@ -171,24 +171,34 @@ function steps(list, absent) { return Array.isArray(list) ? String(list.length) 
 export function scenariosView(ctx) {
   const body = h('div', { id: 'scenarios-body', 'aria-live': 'polite' });
   const text = field('Scenario set (JSON form of the file)', { rows: '14', spellcheck: 'false', value: '' }, 'textarea');
+  // A refresh (Refresh, a load, a removal) updates the table and the JSON
+  // in place, as in the other views: a selection in them, the JSON section
+  // open, focused and scrolled stay. Names are unique in a set.
+  const list = liveTable([
+    { label: 'Name', cell: (c) => h('code', {}, c.name) },
+    { label: 'Match', cell: (c) => matchText(c.match) },
+    { label: 'Steps', cell: (c) => steps(c.steps, '0') },
+    { label: 'If denied', cell: (c) => steps(c.if_denied, 'default: fail') },
+    { label: 'On stop', cell: (c) => steps(c.on_stop, 'default: cancel') },
+    { label: 'Steers', cell: (c) => c.steers || 'keep' },
+  ], (c) => c.name);
+  const setJSON = document.createTextNode('');
+  const set = h('details', { class: 'sub' }, h('summary', {}, 'The set (JSON)'),
+    h('pre', { class: 'json', tabindex: '0', 'aria-label': 'Current scenarios' }, setJSON));
+  // The load form is offered a set once: a form the user emptied stays empty.
+  let offered = false;
   async function load() {
     const res = await call('GET', '/hermes/scenarios');
-    if (missing(res)) { body.replaceChildren(notAvailable('Scenarios (GET /__admin/hermes/scenarios) are')); editor.hidden = true; return; }
+    if (missing(res)) { only(body, notAvailable('Scenarios (GET /__admin/hermes/scenarios) are')); editor.hidden = true; return; }
     editor.hidden = false;
-    if (!res.ok) { body.replaceChildren(h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
-    const list = (res.data && res.data.scenarios) || [];
-    body.replaceChildren(
-      table('Scenarios of ' + namespace() + ', in match order (the first whose match holds drives a new run)', [
-        { label: 'Name', cell: (c) => h('code', {}, c.name) },
-        { label: 'Match', cell: (c) => matchText(c.match) },
-        { label: 'Steps', cell: (c) => steps(c.steps, '0') },
-        { label: 'If denied', cell: (c) => steps(c.if_denied, 'default: fail') },
-        { label: 'On stop', cell: (c) => steps(c.on_stop, 'default: cancel') },
-        { label: 'Steers', cell: (c) => c.steers || 'keep' },
-      ], list, 'No scenarios in namespace ' + namespace() + ': its runs move only when the control plane moves them.'),
-      h('details', { class: 'sub' }, h('summary', {}, 'The set (JSON)'),
-        h('pre', { class: 'json', tabindex: '0', 'aria-label': 'Current scenarios' }, json(res.data))));
-    if (!text.input.value) { text.input.value = json(list.length ? res.data : sample); put.refresh(); }
+    if (!res.ok) { only(body, h('p', { class: 'notice bad' }, res.status + ' ' + res.message)); return; }
+    const got = (res.data && res.data.scenarios) || [];
+    if (body.firstChild !== list) body.replaceChildren(list, set);
+    list.update('Scenarios of ' + namespace() + ', in match order (the first whose match holds drives a new run)', got,
+      'No scenarios in namespace ' + namespace() + ': its runs move only when the control plane moves them.');
+    patchText(setJSON, json(res.data));
+    if (!offered && !text.input.value) { text.input.value = json(got.length ? res.data : sample); put.refresh(); }
+    offered = true;
   }
   const put = requestCard('Load scenarios', { name: 'put-scenarios', label: 'Load', fields: [text],
     hint: ['Replaces this namespace\'s set for new runs; runs already admitted keep theirs. A YAML file: start the emulator with ',

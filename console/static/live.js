@@ -1,19 +1,19 @@
 // Live tables: the tables of the views that refresh by themselves (runs,
-// journal, timeline, faults). A refresh updates the table in place instead
-// of drawing a new one, so it leaves the user's place alone: a row whose data
-// did not change keeps its element (the keyboard's focus and a text selection
-// in it stay), a changed row keeps every cell that renders the same, and when
-// rows are scrolled past, the rows in view stay where they are on screen
-// while rows come and go above them. morph and patchText update other drawn
-// content in place the same way.
+// journal, timeline, faults) or on Refresh only (scenarios). A refresh
+// updates the table in place instead of drawing a new one, so it leaves the
+// user's place alone: a row whose data did not change keeps its element (the
+// keyboard's focus and a text selection in it stay), a changed row keeps
+// every cell that renders the same, and when rows are scrolled past, the
+// rows in view stay where they are on screen while rows come and go above
+// them. morph and patchText update other drawn content in place the same way.
 import { h } from './ui.js';
 
 // liveTable returns an element whose update(caption, rows, empty) shows rows
-// as a table with cols = [{label, cell(row)}] (as table() does), or the text
-// empty when there are none. key(row) names a row: unique within one update,
-// the same for the same row across updates. A cell's listeners must depend
-// only on what the cell shows and on the row's key: a cell that renders the
-// same as before is kept, listeners included.
+// as an accessible table (a caption, column headers) with cols = [{label,
+// cell(row)}], or the text empty when there are none. key(row) names a row:
+// unique within one update, the same for the same row across updates. A
+// cell's listeners must depend only on what the cell shows and on the row's
+// key: a cell that renders the same as before is kept, listeners included.
 export function liveTable(cols, key) {
   const box = h('div', {});
   let caption = null, tbody = null;

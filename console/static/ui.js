@@ -129,15 +129,6 @@ export function requestCard(title, opts, spec, done) {
   return form;
 }
 
-// table renders rows as an accessible table: cols = [{label, cell(row)}].
-export function table(caption, cols, rows, empty) {
-  if (!rows.length) return h('p', { class: 'empty' }, empty || 'Nothing here.');
-  return h('div', { class: 'scroll' }, h('table', {},
-    h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c.label)))),
-    h('tbody', {}, rows.map((r) => h('tr', {}, cols.map((c) => h('td', {}, c.cell(r))))))));
-}
-
 // when formats epoch seconds or milliseconds (or an ISO string) as local ISO time.
 export function when(v) {
   if (v === null || v === undefined || v === '') return '';

@@ -298,3 +298,43 @@ func TestBrowserRefreshAfterBurst(t *testing.T) {
 		t.Errorf("the refreshes made %v listing calls, want 2 or 3", n)
 	}
 }
+
+// TestBrowserNamespaceStartsOver: picking another namespace shows its newest
+// runs, as a change of the status filter does, and picking the first one
+// again its newest page, not the runs Load more had brought there. (The
+// runs view is shown again in place since the namespace picker no longer
+// draws the view anew: TestBrowserNamespaceKeepsTyping.)
+func TestBrowserNamespaceStartsOver(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	for i := 0; i < 60; i++ {
+		submitRun(t, srv.URL(), "")
+	}
+	var t1 []string
+	for i := 0; i < 3; i++ {
+		t1 = append([]string{submitRun(t, srv.URL()+"/ns/t1", "")}, t1...)
+	}
+	ctx := browser(t)
+	do(t, ctx, "open the runs", chromedp.Navigate(srv.URL()+"/__admin/ui/#/runs"))
+	const rows = `document.querySelectorAll('#runs-body tbody tr').length`
+	const ids = `[...document.querySelectorAll('#runs-body tbody tr td:first-child a')].map((a) => a.textContent)`
+	const more = `[...document.querySelectorAll('main button')].find((b) => b.textContent === 'Load more')`
+	until(t, ctx, rows+` === 50`, "the first page")
+	eval[bool](t, ctx, more+`.click(), true`)
+	until(t, ctx, rows+` === 60`, "Load more brings the view to 60 runs")
+	pickNamespace(t, ctx, "t1")
+	waitText(t, ctx, "#runs-body caption", "Runs in t1")
+	if got := eval[[]string](t, ctx, ids); !slices.Equal(got, t1) {
+		t.Errorf("in t1 the view shows %v, want t1's runs %v", got, t1)
+	}
+	if !eval[bool](t, ctx, more+`.hidden`) {
+		t.Error("in t1 Load more is offered, want it hidden with t1's 3 runs shown")
+	}
+	pickNamespace(t, ctx, "default")
+	waitText(t, ctx, "#runs-body caption", "Runs in default")
+	if got, want := eval[[]string](t, ctx, ids), listRuns(t, srv, 60)[:50]; !slices.Equal(got, want) {
+		t.Errorf("back in default the view shows %d runs, want the newest 50", len(got))
+	}
+	if eval[bool](t, ctx, more+`.hidden`) {
+		t.Error("back in default Load more is hidden, want it offered")
+	}
+}

@@ -55,10 +55,10 @@ function render() {
 }
 let timers = [];
 
-// refresh shows the current view again after the admin key changed: its
-// data read anew with the key and its request cards' curl lines, in place,
-// so what the user was typing, the focus and their place stay (render would
-// draw the view anew and lose them).
+// refresh shows the current view again after the admin key or the namespace
+// changed: its data read anew and its request cards' requests (their key
+// header, their ?namespace=), in place, so what the user was typing, the
+// focus and their place stay (render would draw the view anew and lose them).
 function refresh() {
   document.querySelectorAll('#main form.card').forEach((f) => f.refresh());
   return Promise.all(reloads.map((fn) => fn()));
@@ -96,7 +96,7 @@ function setupNamespace() {
     if (v === namespace()) return;
     setNamespace(v);
     stream.restart();
-    render();
+    refresh();
   });
   input.addEventListener('focus', loadNamespaces);
 }

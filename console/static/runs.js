@@ -153,19 +153,30 @@ export function runsView(ctx) {
       'No runs in namespace ' + namespace() + (filter.input.value ? ' with status ' + filter.input.value : '') + ' yet.');
   }
 
-  filter.input.addEventListener('change', () => {
-    sessionStorage.setItem('hermes-console.status', filter.input.value);
+  // startOver shows the newest page of runs again.
+  function startOver() {
     rows = [];
     cursor = '';
     through = null;
     gen++;
-    load(false);
+    return load(false);
+  }
+
+  filter.input.addEventListener('change', () => {
+    sessionStorage.setItem('hermes-console.status', filter.input.value);
+    startOver();
   });
   more.addEventListener('click', () => load(true));
   const soon = throttle(() => load(false));
   ctx.live((f) => { if (runChanged(f)) soon(); });
   ctx.every(3000, () => { if (ctx.stream.state !== 'live') load(false); });
-  ctx.reload(() => load(false));
+  // Another namespace starts over, as another status filter does.
+  let ns = namespace();
+  ctx.reload(() => {
+    if (ns === namespace()) return load(false);
+    ns = namespace();
+    return startOver();
+  });
   ctx.main.append(h('section', { class: 'panel', 'aria-labelledby': 'runs-h' },
     h('h2', { id: 'runs-h' }, 'Runs'),
     h('div', { class: 'toolbar' }, filter, h('button', { type: 'button', onclick: () => load(false) }, 'Refresh')),

@@ -418,3 +418,69 @@ func TestBrowserNamespaceKeepsTyping(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserRefreshKeepsTyping: in every view with a form, the view's own
+// refresh — its poll, a stream frame, its Refresh button — leaves what the
+// user is typing there as it is, with the focus and the caret (the views
+// update their data in place; nothing draws a form anew).
+func TestBrowserRefreshKeepsTyping(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	id := submitRun(t, srv.URL(), "")
+	ctl := srv.Control()
+	bg := context.Background()
+	ctx := browser(t)
+	do(t, ctx, "open the console", chromedp.Navigate(srv.URL()+"/__admin/ui/"))
+	waitText(t, ctx, "#stream-state", "stream: live")
+	countAnswers(t, ctx)
+	for _, c := range []struct {
+		view  string // the route
+		path  string // the call that refreshes it
+		field string // the field the user types in
+		typed string // what is typed there
+		// refresh makes the view refresh (nothing: its poll).
+		refresh func(t *testing.T)
+	}{
+		{"faults", "/__admin/faults", `form[data-action="add-fault"] textarea`, `{"operationId":"RunGet","status":5`,
+			func(t *testing.T) {}},
+		{"clock", "/__admin/clock", `form[data-action="advance"] input`, `90`, func(t *testing.T) {
+			if _, err := ctl.Clock().Advance(bg, time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"journal", "/__admin/requests", `#main input[placeholder="RunCreate"]`, `RunG`, func(t *testing.T) {}},
+		{"timeline", "/__admin/timeline", `form[data-action="branch"] input`, `try-`, func(t *testing.T) {
+			if _, err := ctl.Checkpoint(bg, "main"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"scenarios", "/__admin/hermes/scenarios", `form[data-action="put-scenarios"] textarea`, `{"scenarios": [`, func(t *testing.T) {
+			eval[bool](t, ctx, `[...document.querySelectorAll('#main .toolbar button')].find((b) => b.textContent === 'Refresh').click(), true`)
+		}},
+		{"runs/" + id, "/__admin/hermes/runs/" + id, `form[data-action="approval"] input`, `rm -rf dis`, func(t *testing.T) {
+			if _, err := ctl.Observe(bg, id, map[string]any{"status": "running"}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.view, func(t *testing.T) {
+			do(t, ctx, "open "+c.view, chromedp.Navigate(srv.URL()+"/__admin/ui/#/"+c.view), chromedp.WaitVisible(css(c.field)))
+			answered := fmt.Sprintf(`(window.answers[%q] || 0)`, c.path)
+			until(t, ctx, answered+` >= 1`, c.view+" shows its first answer")
+			eval[bool](t, ctx, fmt.Sprintf(`(window.typed = document.querySelector(%q)).value = '', true`, c.field))
+			do(t, ctx, "type", chromedp.SendKeys(css(c.field), c.typed))
+			n := eval[float64](t, ctx, `window.typed.setSelectionRange(2, 2), `+answered)
+			c.refresh(t)
+			until(t, ctx, fmt.Sprintf(`%s > %v`, answered, n), c.view+" refreshes")
+			if !eval[bool](t, ctx, `window.typed.isConnected`) {
+				t.Fatalf("the field %s was drawn again: %q typed in it is gone", c.field, c.typed)
+			}
+			if got := eval[string](t, ctx, `window.typed.value`); got != c.typed {
+				t.Errorf("the field holds %q, want %q as typed", got, c.typed)
+			}
+			if !eval[bool](t, ctx, `document.activeElement === window.typed && window.typed.selectionStart === 2`) {
+				t.Errorf("the focus is on %s (caret at %v), want it kept in the field at 2",
+					eval[string](t, ctx, `document.activeElement.outerHTML.slice(0, 120)`), eval[float64](t, ctx, `window.typed.selectionStart`))
+			}
+		})
+	}
+}

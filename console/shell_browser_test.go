@@ -2,11 +2,15 @@
 
 package console_test
 
+// The shell's refresh (static/app.js): a key saved in the dialog or another
+// namespace picked shows the current view again in place.
+
 import (
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -113,6 +117,57 @@ func TestBrowserKeyKeepsTyping(t *testing.T) {
 			}
 			if got := eval[float64](t, ctx, `window.typed.selectionStart`); got != 2 {
 				t.Errorf("the caret is at %v, want it at 2", got)
+			}
+		})
+	}
+}
+
+// pickNamespace picks namespace ns in the header's box, as a user who
+// typed it and left the box (the focus stays where it was).
+func pickNamespace(t *testing.T, ctx context.Context, ns string) {
+	t.Helper()
+	eval[bool](t, ctx, fmt.Sprintf(`(i => (i.value = %q, i.dispatchEvent(new Event('change')), true))(document.querySelector('#ns'))`, ns))
+}
+
+// TestBrowserNamespaceKeepsTyping: picking another namespace shows the view
+// in it in place, so what the user typed in its forms stays: the fault rule
+// and the clock time (their views show every namespace's), the journal
+// filter, the branch to create, the scenario set to load in the namespace
+// just picked. The views were drawn anew, their forms emptied.
+func TestBrowserNamespaceKeepsTyping(t *testing.T) {
+	srv := emulatortest.New(t, emulator.Options{ClockStart: 1700000000000, FreezeClock: true})
+	submitRun(t, srv.URL(), "")
+	ctx := browser(t)
+	for _, c := range []struct {
+		view  string // the route
+		field string // the field the user types in
+		typed string // what is typed there
+		shown string // a condition: the view shows namespace t1
+	}{
+		{"faults", `form[data-action="add-fault"] textarea`, `{"namespace":"t1","status":503}`,
+			`document.querySelector('form[data-action="add-fault"] pre.req').textContent.includes('namespace=t1')`},
+		{"clock", `form[data-action="set"] input`, `17000000`,
+			`document.querySelector('form[data-action="set"] pre.req').textContent.includes('namespace=t1')`},
+		{"journal", `#main input[placeholder="RunCreate"]`, `RunG`,
+			`document.querySelector('#journal-body p.empty')?.textContent.startsWith('No requests journaled') === true`},
+		{"timeline", `form[data-action="branch"] input`, `try-`,
+			`document.querySelector('form[data-action="branch"] pre.req').textContent.includes('namespace=t1')`},
+		{"scenarios", `form[data-action="put-scenarios"] textarea`, `{"scenarios": [`,
+			`document.querySelector('#scenarios-body').textContent.includes('No scenarios in namespace t1')`},
+	} {
+		t.Run(c.view, func(t *testing.T) {
+			do(t, ctx, "open "+c.view, chromedp.Navigate(srv.URL()+"/__admin/ui/#/"+c.view), chromedp.WaitVisible(css(c.field)))
+			pickNamespace(t, ctx, "default")
+			time.Sleep(200 * time.Millisecond) // the view's first answers
+			eval[bool](t, ctx, fmt.Sprintf(`(window.typed = document.querySelector(%q)).value = '', true`, c.field))
+			do(t, ctx, "type", chromedp.SendKeys(css(c.field), c.typed))
+			pickNamespace(t, ctx, "t1")
+			until(t, ctx, c.shown, c.view+" shows namespace t1")
+			if !eval[bool](t, ctx, `window.typed.isConnected`) {
+				t.Fatalf("the field %s was drawn again: %q typed in it is gone", c.field, c.typed)
+			}
+			if got := eval[string](t, ctx, `window.typed.value`); got != c.typed {
+				t.Errorf("the field holds %q, want %q as typed", got, c.typed)
 			}
 		})
 	}

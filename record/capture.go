@@ -66,8 +66,9 @@ func (t *tee) finish() {
 }
 
 // frames passes an SSE body through unchanged while splitting it into events
-// (blank-line separated; the data lines joined by "\n"), calling onData with
-// each event's data and the time its last byte arrived. Comments
+// (blank-line separated; the data lines joined by "\n"; a line ends at CRLF,
+// LF or a lone CR, as WHATWG HTML's "event stream interpretation" allows),
+// calling onData with each event's data and the time its last byte arrived. Comments
 // (": keepalive", ": stream closed") and other fields carry no data and are
 // skipped. An event whose data is longer than MaxBodyBytes is still one event:
 // it is skipped whole at its blank line (onOver, when set, is called once),
@@ -84,10 +85,11 @@ type frames struct {
 	lines  int      // how many data lines the current event has
 	size   int      // the length of the current event's data, joined
 	over   bool     // the current event's data is longer than MaxBodyBytes
+	cr     bool     // the last byte fed was a CR that ended a line: an LF next is part of it
 }
 
-// linePad is what a line holds beyond its data: "data: " and a CR.
-const linePad = len("data: \r")
+// linePad is what a line holds beyond its data: "data: ".
+const linePad = len("data: ")
 
 func (f *frames) Read(p []byte) (int, error) {
 	n, err := f.rc.Read(p)
@@ -99,16 +101,44 @@ func (f *frames) Read(p []byte) (int, error) {
 
 func (f *frames) Close() error { return f.rc.Close() }
 
-// feed reads bytes that arrived at time at.
+// feed reads bytes that arrived at time at. A line ends at LF, at CRLF, or at
+// a CR that no LF follows; a CR ends its line at once (an event it ends is
+// reported at this read), and when it is the last byte of p, an LF that starts
+// the next read is skipped as the rest of its CRLF.
 func (f *frames) feed(p []byte, at float64) {
+	if len(p) == 0 {
+		return
+	}
+	if f.cr && p[0] == '\n' {
+		p = p[1:]
+	}
+	f.cr = false
+	lf := -1 // the index of p's first LF (len(p) if none) while p has not passed it; -1: not looked for
 	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
+		if lf < 0 {
+			if lf = bytes.IndexByte(p, '\n'); lf < 0 {
+				lf = len(p)
+			}
+		}
+		i := bytes.IndexByte(p[:lf], '\r')
 		if i < 0 {
+			i = lf
+		}
+		if i == len(p) {
 			f.grow(p)
 			return
 		}
 		f.grow(p[:i])
-		p = p[i+1:]
+		n := i + 1 // the line and its ending
+		if p[i] == '\r' {
+			switch {
+			case n == len(p):
+				f.cr = true
+			case p[n] == '\n':
+				n++
+			}
+		}
+		p, lf = p[n:], lf-n
 		f.endLine(at)
 	}
 }
@@ -126,15 +156,12 @@ func (f *frames) grow(b []byte) {
 	}
 }
 
-// endLine handles one complete line (without its "\n"; a trailing "\r" is
-// removed as SSE allows CRLF). A line longer than what was kept of it is not
-// blank, and when it is a data line its event is over the bound.
+// endLine handles one complete line (without its line ending). A line longer
+// than what was kept of it is not blank, and when it is a data line its event
+// is over the bound.
 func (f *frames) endLine(at float64) {
 	line, whole := f.line, f.n == len(f.line)
 	f.line, f.n = f.line[:0], 0
-	if whole {
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-	}
 	switch {
 	case whole && len(line) == 0:
 		switch {

@@ -1,13 +1,14 @@
 package record
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 )
 
 // The SSE splitter finds each event's data however the bytes are cut, joins
-// multi-line data, accepts CRLF, skips comments, and skips an event whose data
+// multi-line data, accepts CRLF and lone CRs, skips comments, and skips an event whose data
 // is longer than MaxBodyBytes whole — one line or many, never cutting its
 // later lines off as an event of their own — while one of exactly
 // MaxBodyBytes is kept.
@@ -20,7 +21,10 @@ func TestFrames(t *testing.T) {
 		"data: " + half + "\ndata: " + half + "\ndata: x\ndata: {\"tail\": 1}\n\n" +
 		"data: " + half + "\r\ndata:" + half + "\r\n: note\r\ndata: {\"tail\": 2}\r\n\r\n" +
 		"data: " + strings.ReplaceAll(exact, "\n", "\r\ndata: ") + "\r\n\r\n" +
-		"event: x\ndata: last\n\n"
+		"event: x\ndata: last\n\n" +
+		"data: " + half + "\rdata: " + half + "\rdata: {\"tail\": 3}\r\r" +
+		"data: " + big + "\r\r" +
+		"data: " + strings.ReplaceAll(exact, "\n", "\rdata: ") + "\r\r"
 	for _, cut := range []int{1, 3, 7, 4096, 32 << 10, len(stream)} {
 		var got []string
 		over := 0
@@ -30,8 +34,8 @@ func TestFrames(t *testing.T) {
 			f.feed([]byte(s[:n]), 0)
 			s = s[n:]
 		}
-		if want := `{"a": 1}|one` + "\n" + `two|` + exact + `|last`; strings.Join(got, "|") != want || over != 3 {
-			t.Errorf("cut %d: %d events over the bound, want 3; got %.200q", cut, over, got)
+		if want := `{"a": 1}|one` + "\n" + `two|` + exact + `|last|` + exact; strings.Join(got, "|") != want || over != 5 {
+			t.Errorf("cut %d: %d events over the bound, want 5; got %.200q", cut, over, got)
 		}
 	}
 }
@@ -85,6 +89,82 @@ func TestTeeReadWhileClosed(t *testing.T) {
 		<-done
 		if len(got) > 1<<16 || strings.Trim(string(got), "x") != "" {
 			t.Fatalf("passed on %d bytes that are not the body's", len(got))
+		}
+	}
+}
+
+// feedFrames feeds stream to a new splitter in the given reads (each a length;
+// the rest of the stream is one last read), the i-th read at time i+1, and
+// returns each event's data and the time it was reported at.
+func feedFrames(stream string, reads ...int) (got []string, at []float64) {
+	f := &frames{onData: func(d []byte, t float64) { got, at = append(got, string(d)), append(at, t) }}
+	for i := 0; stream != ""; i++ {
+		n := len(stream)
+		if i < len(reads) {
+			n = min(reads[i], n)
+		}
+		f.feed([]byte(stream[:n]), float64(i+1))
+		stream = stream[n:]
+	}
+	return got, at
+}
+
+// A line ends at CRLF, LF or a lone CR (WHATWG HTML, "event stream
+// interpretation"), in any mix; a CR ending one read and an LF starting the
+// next are one line ending, not two (which would be a blank line and end the
+// event early). Each stream is fed whole, byte by byte, and in two reads cut
+// at every position.
+func TestFramesLineEndings(t *testing.T) {
+	for _, c := range []struct {
+		name, stream string
+		want         []string
+	}{
+		{"LF", "data: a\ndata: b\n\ndata: c\n\n", []string{"a\nb", "c"}},
+		{"CRLF", "data: a\r\ndata: b\r\n\r\ndata: c\r\n\r\n", []string{"a\nb", "c"}},
+		{"CR", "data: a\rdata: b\r\rdata: c\r\r", []string{"a\nb", "c"}},
+		{"mixed", "data: a\r\ndata: b\rdata: c\n\r\ndata: d\r\n\rdata: e\n\r", []string{"a\nb\nc", "d", "e"}},
+		{"LF CR is two endings", "data: a\n\rdata: b\n\n", []string{"a", "b"}},
+		{"CRLF then LF", "data: a\r\n\ndata: b\r\r\n", []string{"a", "b"}},
+		{"CR comments and fields", ": keepalive\r\revent: x\rid: 1\rdata:a\r\r: stream closed\r\r", []string{"a"}},
+		{"empty data", "data:\r\rdata: \r\r", []string{"", ""}},
+		{"CR at end of stream", "data: a\r\r", []string{"a"}},
+		{"unfinished event at end of stream", "data: a\r\rdata: b\r", []string{"a"}},
+		{"CR CR LF", "data: a\r\r\ndata: b\r\r\n", []string{"a", "b"}},
+	} {
+		check := func(how string, reads ...int) {
+			t.Helper()
+			if got, _ := feedFrames(c.stream, reads...); strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Errorf("%s, %s: got %q, want %q", c.name, how, got, c.want)
+			}
+		}
+		check("one read")
+		ones := make([]int, len(c.stream))
+		for i := range ones {
+			ones[i] = 1
+		}
+		check("byte by byte", ones...)
+		for i := 1; i < len(c.stream); i++ {
+			check(fmt.Sprintf("cut at %d", i), i)
+		}
+	}
+}
+
+// An event is reported at the read that brought its last line ending: a lone
+// CR ends it at once, without waiting for a byte that tells it from a CRLF;
+// the LF of a CRLF cut after its CR ends nothing more.
+func TestFramesLineEndingTime(t *testing.T) {
+	for _, c := range []struct {
+		stream string
+		reads  []int
+		want   []float64
+	}{
+		{"data: a\r\r", []int{8}, []float64{2}},
+		{"data: a\r\r", []int{9}, []float64{1}},
+		{"data: a\r\r\ndata: b\r\n\r\n", []int{9, 1}, []float64{1, 3}},
+		{"data: a\r\ndata: b\r\n\r\n", []int{8, 10}, []float64{3}},
+	} {
+		if _, at := feedFrames(c.stream, c.reads...); fmt.Sprint(at) != fmt.Sprint(c.want) {
+			t.Errorf("%q in reads %v: events at %v, want %v", c.stream, c.reads, at, c.want)
 		}
 	}
 }

@@ -86,10 +86,15 @@ type frames struct {
 	size   int      // the length of the current event's data, joined
 	over   bool     // the current event's data is longer than MaxBodyBytes
 	cr     bool     // the last byte fed was a CR that ended a line: an LF next is part of it
+	begun  bool     // a line has ended: a byte order mark now is no longer the stream's
 }
 
-// linePad is what a line holds beyond its data: "data: ".
-const linePad = len("data: ")
+// bom is the byte order mark a stream may begin with, which SSE skips.
+var bom = []byte("\ufeff")
+
+// linePad is what a line holds beyond its data: "data: ", and a byte order
+// mark before the first.
+const linePad = len("\ufeffdata: ")
 
 func (f *frames) Read(p []byte) (int, error) {
 	n, err := f.rc.Read(p)
@@ -156,12 +161,16 @@ func (f *frames) grow(b []byte) {
 	}
 }
 
-// endLine handles one complete line (without its line ending). A line longer
-// than what was kept of it is not blank, and when it is a data line its event
-// is over the bound.
+// endLine handles one complete line (without its line ending) by the field
+// rules of WHATWG HTML's "event stream interpretation". A line longer than what
+// was kept of it is not blank, and when it is a data line its event is over
+// the bound.
 func (f *frames) endLine(at float64) {
 	line, whole := f.line, f.n == len(f.line)
 	f.line, f.n = f.line[:0], 0
+	if !f.begun {
+		f.begun, line = true, bytes.TrimPrefix(line, bom)
+	}
 	switch {
 	case whole && len(line) == 0:
 		switch {
@@ -173,8 +182,9 @@ func (f *frames) endLine(at float64) {
 			f.onData(bytes.Join(f.data, []byte{'\n'}), at)
 		}
 		f.data, f.lines, f.size, f.over = nil, 0, 0, false
-	case bytes.HasPrefix(line, []byte("data:")):
-		v := bytes.TrimPrefix(line[5:], []byte{' '})
+	case bytes.HasPrefix(line, []byte("data:")) || string(line) == "data":
+		// A line without a colon is a field with an empty value.
+		v := bytes.TrimPrefix(bytes.TrimPrefix(line[4:], []byte{':'}), []byte{' '})
 		if f.lines > 0 {
 			f.size++ // the "\n" joining it to the previous line
 		}

@@ -131,21 +131,28 @@ func TestFramesLineEndings(t *testing.T) {
 		{"unfinished event at end of stream", "data: a\r\rdata: b\r", []string{"a"}},
 		{"CR CR LF", "data: a\r\r\ndata: b\r\r\n", []string{"a", "b"}},
 	} {
-		check := func(how string, reads ...int) {
-			t.Helper()
-			if got, _ := feedFrames(c.stream, reads...); strings.Join(got, "|") != strings.Join(c.want, "|") {
-				t.Errorf("%s, %s: got %q, want %q", c.name, how, got, c.want)
-			}
+		checkEvents(t, c.name, c.stream, c.want)
+	}
+}
+
+// checkEvents feeds stream whole, byte by byte, and in two reads cut at every
+// position, and checks the events' data each time.
+func checkEvents(t *testing.T, name, stream string, want []string) {
+	t.Helper()
+	check := func(how string, reads ...int) {
+		t.Helper()
+		if got, _ := feedFrames(stream, reads...); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("%s, %s: got %q, want %q", name, how, got, want)
 		}
-		check("one read")
-		ones := make([]int, len(c.stream))
-		for i := range ones {
-			ones[i] = 1
-		}
-		check("byte by byte", ones...)
-		for i := 1; i < len(c.stream); i++ {
-			check(fmt.Sprintf("cut at %d", i), i)
-		}
+	}
+	check("one read")
+	ones := make([]int, len(stream))
+	for i := range ones {
+		ones[i] = 1
+	}
+	check("byte by byte", ones...)
+	for i := 1; i < len(stream); i++ {
+		check(fmt.Sprintf("cut at %d", i), i)
 	}
 }
 
@@ -166,5 +173,26 @@ func TestFramesLineEndingTime(t *testing.T) {
 		if _, at := feedFrames(c.stream, c.reads...); fmt.Sprint(at) != fmt.Sprint(c.want) {
 			t.Errorf("%q in reads %v: events at %v, want %v", c.stream, c.reads, at, c.want)
 		}
+	}
+}
+
+// Field rules of WHATWG HTML's "event stream interpretation": a line without a
+// colon is a field with an empty value ("data" alone adds an empty data line),
+// only a field named exactly "data" is data, one space after the colon is
+// dropped, and a byte order mark is skipped at the start of the stream only.
+func TestFramesFields(t *testing.T) {
+	for _, c := range []struct {
+		name, stream string
+		want         []string
+	}{
+		{"data without a colon", "data\n\ndata\ndata: a\ndata\n\n", []string{"", "\na\n"}},
+		{"one space dropped", "data:  a\ndata:b\n\n", []string{" a\nb"}},
+		{"other names", "data : a\ndatax: b\nDATA: c\n id: 1\nevent: data\n\n", nil},
+		{"byte order mark at the start", "\ufeffdata: a\n\n", []string{"a"}},
+		{"byte order mark on a blank first line", "\ufeff\ndata: a\n\n", []string{"a"}},
+		{"byte order mark later", "data: a\n\n\ufeffdata: b\n\ndata: c\n\ufeffdata: d\n\n", []string{"a", "c"}},
+		{"two byte order marks", "\ufeff\ufeffdata: a\n\n", nil},
+	} {
+		checkEvents(t, c.name, c.stream, c.want)
 	}
 }

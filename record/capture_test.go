@@ -3,6 +3,9 @@ package record
 import (
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -194,5 +197,60 @@ func TestFramesFields(t *testing.T) {
 		{"two byte order marks", "\ufeff\ufeffdata: a\n\n", nil},
 	} {
 		checkEvents(t, c.name, c.stream, c.want)
+	}
+}
+
+// Through the proxy, an upstream whose SSE lines end in CRLF or in a lone CR
+// is recorded as one whose lines end in LF: the same scenario, every event in
+// it, and the stream crosses unchanged.
+func TestRecordedLineEndings(t *testing.T) {
+	frames := []string{
+		`data: {"event": "message.delta", "run_id": "run_1", "timestamp": 1700000000.5, "delta": "a"}`,
+		`data: {"event": "tool.started", "run_id": "run_1", "timestamp": 1700000001.0, "tool": "terminal", "preview": "ls"}`,
+		`data: {"event": "run.completed", "run_id": "run_1", "timestamp": 1700000002.0, "output": "done", "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}`,
+		`: stream closed`,
+	}
+	record := func(eol string) string {
+		stream := strings.Join(frames, eol+eol) + eol + eol
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			io.Copy(io.Discard, req.Body)
+			switch req.URL.Path {
+			case "/v1/runs":
+				w.WriteHeader(202)
+				io.WriteString(w, `{"run_id":"run_1","status":"queued","replayed":false}`)
+			case "/v1/runs/run_1/events":
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, b := range []byte(stream) { // a read may end between a CR and its LF
+					w.Write([]byte{b})
+					w.(http.Flusher).Flush()
+				}
+			default:
+				w.WriteHeader(404)
+			}
+		}))
+		defer up.Close()
+		r, err := New(Options{Upstream: up.URL, Out: filepath.Join(t.TempDir(), "r.yaml")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		px := httptest.NewServer(r)
+		defer px.Close()
+		send(t, px.URL, "POST", "/v1/runs", `{"input":"go"}`)
+		if a := send(t, px.URL, "GET", "/v1/runs/run_1/events", ""); a.body != stream {
+			t.Fatalf("%q: the stream did not cross unchanged: %q", eol, a.body)
+		}
+		data, _ := r.Scenarios()
+		// From the scenario on: its comment holds the admission's arrival time.
+		_, body, _ := strings.Cut(string(data), "  - name:")
+		return body
+	}
+	lf := record("\n")
+	if !strings.Contains(lf, `{"event": "tool.started", "tool": "terminal", "preview": "ls"}`) || !strings.Contains(lf, `observe: {"status": "completed"`) {
+		t.Fatalf("LF stream: the scenario misses events:\n%s", lf)
+	}
+	for _, eol := range []string{"\r\n", "\r"} {
+		if got := record(eol); got != lf {
+			t.Errorf("%q: scenario\n%s\nwant, as with LF:\n%s", eol, got, lf)
+		}
 	}
 }

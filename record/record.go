@@ -104,7 +104,8 @@ func New(opts Options) (*Recorder, error) {
 	// The base URL's path is a prefix every route is appended to: a query or
 	// a fragment would be sent with every request, or cut the routes off.
 	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("record: --upstream must be a base URL without credentials, query or fragment, not %q", opts.Upstream)
+		// Redacted: the error goes to stderr and logs, and must not repeat a password.
+		return nil, fmt.Errorf("record: --upstream must be a base URL without credentials, query or fragment, not %q", u.Redacted())
 	}
 	if opts.Out == "" {
 		return nil, errors.New("record: --out is required")

@@ -15,6 +15,14 @@ export type RunCreateRequest = components["schemas"]["RunCreateRequest"];
 /** One of the eight run states. */
 export type RunStatus = components["schemas"]["RunStatus"];
 
+/**
+ * Environment variables by name, as `process.env` holds them. A plain structural type, so that these
+ * declarations compile without @types/node.
+ */
+export interface Environment {
+  [name: string]: string | undefined;
+}
+
 /** Options of createServer; each maps to a flag of `hermes-emulator serve`. */
 export interface ServerOptions {
   /** Fault-rate RNG seed (--seed): an integer or any string. */
@@ -64,8 +72,11 @@ export interface Server {
 /** Starts `hermes-emulator serve` and resolves once it listens. */
 export function createServer(options?: ServerOptions): Promise<Server>;
 
-/** The binary createServer would start: HERMES_EMULATOR_BIN, else PATH; throws EmulatorError. */
-export function findBinary(env?: NodeJS.ProcessEnv): string;
+/**
+ * The binary createServer would start: HERMES_EMULATOR_BIN, else PATH, in env (default process.env);
+ * throws EmulatorError.
+ */
+export function findBinary(env?: Environment): string;
 
 /** The serve arguments for options. */
 export function serveArgs(options: ServerOptions): string[];

@@ -34,7 +34,7 @@ export class EmulatorError extends Error {
 /**
  * Finds the hermes-emulator binary: HERMES_EMULATOR_BIN, else the first executable `hermes-emulator`
  * on PATH. Throws EmulatorError saying how to get one.
- * @param {NodeJS.ProcessEnv} [env]
+ * @param {import("./index.js").Environment} [env]
  * @returns {string}
  */
 export function findBinary(env = process.env) {
@@ -81,7 +81,7 @@ export function serveArgs(o) {
  * among the flags (options.adminKey, then args), else HERMES_EMULATOR_ADMIN_KEY (when set, even empty),
  * else MOCKINGBIRD_ADMIN_KEY — the binary's own order — so that `control` can send it.
  * @param {import("./index.js").ServerOptions} o
- * @param {NodeJS.ProcessEnv} env
+ * @param {import("./index.js").Environment} env
  * @returns {string | undefined}
  */
 function adminKeyOf(o, env) {

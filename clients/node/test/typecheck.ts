@@ -1,6 +1,8 @@
 // Compiled by `npm run typecheck` (tsc, no emit): the seed README's example written in TypeScript must
 // type-check against index.d.ts and the generated types. Not run by node --test.
-import { createServer, ControlError, type Run, type RunCreateAccepted, type ScenarioFile } from "hermes-emulator";
+import { createServer, findBinary, ControlError, type Run, type RunCreateAccepted, type ScenarioFile } from "hermes-emulator";
+
+findBinary(process.env) satisfies string; // Node's ProcessEnv is an Environment
 
 export async function scriptARun(): Promise<Run> {
   const server = await createServer({ seed: 42, timeoutMs: 60_000 });

@@ -3,6 +3,30 @@
 // timeline. The types
 // are in index.d.ts; the run record type is generated from openapi.yaml (types/openapi.d.ts).
 
+/** No binary, the binary did not start, or the emulator a call needs is closed; the message says why. */
+export class EmulatorError extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "EmulatorError";
+  }
+}
+
+// The state a Control shares with every Control that in() derives from it: closed is why calls are refused
+// ("" while the emulator runs). Only createServer's control is ever closed (markClosed, below); the key is
+// module-private, so it is no option a user can pass.
+const shared = Symbol("shared");
+
+/**
+ * Refuses every later call of control, and of every Control in() derived from it or derives later, with
+ * EmulatorError(why). The first reason stays. Internal: index.js calls it when its server closes.
+ * @param {Control} control
+ * @param {string} why
+ */
+export function markClosed(control, why) {
+  control[shared].closed ||= why;
+}
+
 /** A control answer outside 2xx: the status and the envelope's message (and code, for Hermes controls). */
 export class ControlError extends Error {
   /**
@@ -44,6 +68,7 @@ export class Control {
     this.namespace = options.namespace;
     this.adminKey = options.adminKey;
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    Object.defineProperty(this, shared, { value: options[shared] ?? { closed: "" } });
     const post = (body) => this.request("POST", "/__admin/clock", body);
     this.clock = {
       get: () => this.request("GET", "/__admin/clock"),
@@ -58,18 +83,20 @@ export class Control {
 
   /** @param {string} namespace */
   in(namespace) {
-    return new Control(this.baseURL, { namespace, adminKey: this.adminKey, timeoutMs: this.timeoutMs });
+    return new Control(this.baseURL, { namespace, adminKey: this.adminKey, timeoutMs: this.timeoutMs, [shared]: this[shared] });
   }
 
   /**
    * Sends one control request and returns the decoded 2xx answer; throws ControlError otherwise, and an
    * Error named "TimeoutError" when no whole answer came within timeoutMs (a stopped or wedged emulator
-   * would otherwise hold the call for undici's 300 s).
+   * would otherwise hold the call for undici's 300 s). Once the server is closed it sends nothing and
+   * throws EmulatorError saying so (fetch's own error, "fetch failed", named no cause).
    * @param {string} method
    * @param {string} path starting with /__admin
    * @param {unknown} [body] JSON-encoded when given
    */
   async request(method, path, body) {
+    if (this[shared].closed) throw new EmulatorError(`control: ${method} ${path}: ${this[shared].closed}`);
     const headers = {};
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.namespace) headers["x-mockingbird-namespace"] = this.namespace;

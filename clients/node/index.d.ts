@@ -65,7 +65,11 @@ export interface Server {
   pid: number | undefined;
   /** Control plane of the default namespace; `control.in("t1")` for another. */
   control: Control;
-  /** Stops the binary gracefully (SIGTERM, SIGKILL after 5 s); resolves once it exited. Idempotent. */
+  /**
+   * Stops the binary gracefully (SIGTERM, SIGKILL after 5 s); resolves once it exited. Idempotent. From
+   * the call on, `control` (and every `control.in(…)`) rejects at once with EmulatorError; url, host, port
+   * and pid keep naming what it was.
+   */
   close(): Promise<void>;
 }
 
@@ -81,7 +85,11 @@ export function findBinary(env?: Environment): string;
 /** The serve arguments for options. */
 export function serveArgs(options: ServerOptions): string[];
 
-/** No binary, or the binary did not start; the message says why and how to get one. */
+/**
+ * No binary, or the binary did not start (the message says why and how to get one); or a control call
+ * after the server's close(), which sends nothing: "control: GET /__admin/clock: the emulator is closed
+ * (server.close() was called)".
+ */
 export class EmulatorError extends Error {}
 
 /** A control answer outside 2xx. */
@@ -144,7 +152,10 @@ export class Control {
   readonly timeoutMs: number;
   /** A Control acting in another namespace. */
   in(namespace: string): Control;
-  /** Any control request; the decoded 2xx answer, else throws ControlError. */
+  /**
+   * Any control request; the decoded 2xx answer, else throws ControlError (EmulatorError once the server
+   * this control came from is closed).
+   */
   request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
 
   observe(runId: string, observation: Observation): Promise<Run>;

@@ -10,9 +10,9 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { Control, ControlError } from "./control.js";
+import { Control, ControlError, EmulatorError, markClosed } from "./control.js";
 
-export { Control, ControlError };
+export { Control, ControlError, EmulatorError };
 
 const exe = process.platform === "win32" ? "hermes-emulator.exe" : "hermes-emulator";
 
@@ -21,15 +21,6 @@ const howToGet =
   "download a release binary (dist/ of the repository: `make dist`), or `go install " +
   "github.com/hermes-emulator/hermes-emulator/cmd/hermes-emulator@latest`, then put it on PATH or set " +
   "HERMES_EMULATOR_BIN to its path";
-
-/** Thrown when no binary is found or the binary does not start. */
-export class EmulatorError extends Error {
-  /** @param {string} message */
-  constructor(message) {
-    super(message);
-    this.name = "EmulatorError";
-  }
-}
 
 /**
  * Finds the hermes-emulator binary: HERMES_EMULATOR_BIN, else the first executable `hermes-emulator`
@@ -170,6 +161,7 @@ export async function createServer(options = {}) {
     control,
     pid: child.pid,
     close() {
+      markClosed(control, "the emulator is closed (server.close() was called)");
       closing ??= stop(child, exited);
       return closing;
     },

@@ -311,3 +311,61 @@ test("a control call to an emulator that does not answer rejects after timeoutMs
     clearTimeout(timer);
   }
 });
+
+test("after close(), every control call rejects at once with EmulatorError: the emulator is closed", async () => {
+  // They failed with fetch's TypeError "fetch failed" (ECONNREFUSED as its cause), which named no reason.
+  const server = await createServer();
+  const before = server.control.in("t1");
+  const closing = server.close(); // from the call on, not once the process has exited
+  const calls = {
+    observe: (c) => c.observe("run_x", { status: "running" }),
+    events: (c) => c.events("run_x", { type: "message.delta", delta: "x" }),
+    deliver: (c) => c.deliver("run_x"),
+    restart: (c) => c.restart("stale"),
+    scope: (c) => c.scope("p", "i"),
+    sweep: (c) => c.sweep(),
+    drain: (c) => c.drain(true),
+    draining: (c) => c.draining(),
+    runs: (c) => c.runs(),
+    run: (c) => c.run("run_x"),
+    putScenarios: (c) => c.putScenarios({ scenarios: [] }),
+    scenarios: (c) => c.scenarios(),
+    deleteScenarios: (c) => c.deleteScenarios(),
+    reset: (c) => c.reset(),
+    namespaces: (c) => c.namespaces(),
+    addFault: (c) => c.addFault({ operationId: "RunGet", status: 503 }),
+    applyPreset: (c) => c.applyPreset("hermes_poll_timeout"),
+    faults: (c) => c.faults(),
+    deleteFaults: (c) => c.deleteFaults(),
+    requests: (c) => c.requests(),
+    count: (c) => c.count(),
+    clearRequests: (c) => c.clearRequests(),
+    metrics: (c) => c.metrics(),
+    timeline: (c) => c.timeline(),
+    checkpoint: (c) => c.checkpoint(),
+    checkout: (c) => c.checkout("main", "cp_x"),
+    request: (c) => c.request("GET", "/__admin/clock"),
+    ...Object.fromEntries(
+      ["get", "set", "freezeAt", "freeze", "unfreeze", "advance", "reset"].map((m) => [`clock.${m}`, (c) => c.clock[m](1700000000000)]),
+    ),
+  };
+  const methods = Object.getOwnPropertyNames(Control.prototype).filter((m) => m !== "constructor" && m !== "in");
+  assert.deepEqual(methods.filter((m) => !(m in calls)), [], "every method of Control is called here");
+  for (const control of [server.control, before, server.control.in("t2")]) {
+    for (const [name, call] of Object.entries(calls)) {
+      const began = Date.now();
+      await assert.rejects(call(control), (err) => {
+        assert.ok(err instanceof EmulatorError, `${name}: ${err}`);
+        assert.match(err.message, /^control: (GET|POST|PUT|DELETE) \/__admin\/\S+: the emulator is closed \(server\.close\(\) was called\)$/, name);
+        return true;
+      });
+      assert.ok(Date.now() - began < 100, `${name} took ${Date.now() - began} ms`);
+    }
+  }
+  await closing;
+  await assert.rejects(server.control.clock.get(), EmulatorError);
+  // The address stays readable (what it was; nothing answers there now), and a Control built by hand
+  // on it knows nothing of the server: fetch's own error.
+  assert.equal(server.url, `http://127.0.0.1:${server.port}`);
+  await assert.rejects(new Control(server.url).clock.get(), TypeError);
+});

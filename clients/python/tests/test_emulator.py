@@ -275,3 +275,75 @@ def test_the_binary_stops_when_python_is_ended_by_sigterm_which_still_ends_it():
             break
         time.sleep(0.01)
     assert not alive(pid), f"pid {pid} still running"
+
+
+CLOSED = r"the emulator is closed \(close\(\) was called, or its with block ended\)$"
+
+# One call of every public method of Control (test_after_close_… checks that none is missing).
+CONTROL_CALLS = {
+    "observe": lambda c: c.observe("run_x", {"status": "running"}),
+    "events": lambda c: c.events("run_x", {"type": "message.delta", "delta": "x"}),
+    "deliver": lambda c: c.deliver("run_x"),
+    "restart": lambda c: c.restart("stale"),
+    "scope": lambda c: c.scope("p", "i"),
+    "sweep": lambda c: c.sweep(),
+    "drain": lambda c: c.drain(True),
+    "draining": lambda c: c.draining(),
+    "runs": lambda c: c.runs(),
+    "run": lambda c: c.run("run_x"),
+    "put_scenarios": lambda c: c.put_scenarios({"scenarios": []}),
+    "scenarios": lambda c: c.scenarios(),
+    "delete_scenarios": lambda c: c.delete_scenarios(),
+    "reset": lambda c: c.reset(),
+    "namespaces": lambda c: c.namespaces(),
+    "clock": lambda c: c.clock(),
+    "set_clock": lambda c: c.set_clock(advance=1),
+    "add_fault": lambda c: c.add_fault({"operationId": "RunGet", "status": 503}),
+    "apply_preset": lambda c: c.apply_preset("hermes_poll_timeout"),
+    "faults": lambda c: c.faults(),
+    "delete_faults": lambda c: c.delete_faults(),
+    "requests": lambda c: c.requests(),
+    "count": lambda c: c.count(),
+    "clear_requests": lambda c: c.clear_requests(),
+    "metrics": lambda c: c.metrics(),
+    "timeline": lambda c: c.timeline(),
+    "checkpoint": lambda c: c.checkpoint(),
+    "checkout": lambda c: c.checkout("main", "cp_x"),
+    "request": lambda c: c.request("GET", "/__admin/clock"),
+}
+
+
+def test_after_close_every_call_raises_emulator_error_at_once():
+    # They raised urllib's URLError "[Errno 111] Connection refused", which named no reason.
+    from hermes_emulator.pytest_plugin import Namespace
+
+    methods = {n for n in dir(Control) if not n.startswith("_") and callable(getattr(Control, n))} - {"in_namespace"}
+    assert methods == set(CONTROL_CALLS), "every public method of Control is called here"
+    with HermesEmulator() as emu:
+        before = emu.control.in_namespace("t1")
+        ns = Namespace(emu, "t2")
+        url = emu.url
+    for control in (emu.control, before, emu.control.in_namespace("t3"), ns.control):
+        for name, call in CONTROL_CALLS.items():
+            began = time.monotonic()
+            with pytest.raises(EmulatorError, match=r"^(GET|POST|PUT|DELETE) /__admin/\S+: " + CLOSED):
+                call(control)
+            assert time.monotonic() - began < 0.1, name
+    for target in (emu, ns):
+        with pytest.raises(EmulatorError, match=r"^GET /v1/runs/run_x: " + CLOSED):
+            target.get("/v1/runs/run_x")
+        with pytest.raises(EmulatorError, match=r"^POST /v1/runs: " + CLOSED):
+            target.post("/v1/runs", {"input": "x"})
+    # The address stays (what it was; nothing answers there now); a Control made by hand on it knows
+    # nothing of the emulator: the transport's own error.
+    assert (emu.url, emu.host) == (url, "127.0.0.1") and emu.port > 0 and emu.pid is not None
+    with pytest.raises(urllib.error.URLError):
+        Control(url).clock()
+    emu.start()  # a new start, a new control; the old ones stay closed
+    try:
+        assert emu.control.clock()["frozen"] is False
+        assert emu.get("/health")["status"] == "ok"
+        with pytest.raises(EmulatorError):
+            before.clock()
+    finally:
+        emu.close()

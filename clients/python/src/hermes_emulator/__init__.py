@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Any, Mapping, Optional, Sequence
 
-from ._control import DEFAULT_TIMEOUT, Control, ControlError, http_json
+from ._control import DEFAULT_TIMEOUT, Control, ControlError, EmulatorError, http_json, mark_closed
 
 __all__ = ["HermesEmulator", "Control", "ControlError", "EmulatorError", "find_binary", "serve_args"]
 
@@ -39,11 +39,6 @@ _HOW_TO_GET = (
 
 # The URL ends at white space, a slash or a quote: with log="json" the banner is a JSON line.
 _BANNER = re.compile(r"listening on (https?://[^\s/\"]+)")
-
-
-class EmulatorError(RuntimeError):
-    """No binary was found, the binary did not start, or the emulator is not in the state a call needs
-    (started twice, used before start()); the message says why."""
 
 
 def find_binary(env: Optional[Mapping[str, str]] = None) -> str:
@@ -151,6 +146,9 @@ def _restore_signals() -> None:
         if signal.getsignal(s) is _on_signal:
             signal.signal(s, signal.SIG_DFL)
         _installed.discard(s)
+
+
+_CLOSED = "the emulator is closed (close() was called, or its with block ended)"
 
 
 class HermesEmulator:
@@ -282,10 +280,14 @@ class HermesEmulator:
 
     def close(self, graceful: bool = True) -> None:
         """Stops the binary: SIGTERM (graceful shutdown), SIGKILL after 5 s; then closes its output
-        pipes, so no file descriptor outlives it. Idempotent."""
+        pipes, so no file descriptor outlives it. Idempotent. From then on get, post and control (and
+        every Control its in_namespace made) raise EmulatorError at once; url, host, port and pid keep
+        naming what it was."""
         proc = self._proc
         if proc is None:
             return
+        if self._control is not None:
+            mark_closed(self._control, _CLOSED)
         if proc.poll() is None:
             if graceful:
                 proc.terminate()
@@ -310,15 +312,14 @@ class HermesEmulator:
         goes as application/json unless headers give their own Content-Type.
 
         A convenience for tests; a non-2xx answer raises ControlError with its status and envelope, no
-        answer within timeout seconds TimeoutError; EmulatorError before the first start().
+        answer within timeout seconds TimeoutError; EmulatorError before the first start() and after
+        close().
         """
-        if not self.url:
-            raise self._not_started()
+        self.control._check_open("POST", path)
         return http_json("POST", self.url + path, body, headers, self.timeout)
 
     def get(self, path: str, headers: Optional[dict] = None) -> Any:
         """GETs JSON from the emulator; a non-2xx answer raises ControlError, none within timeout
-        TimeoutError; EmulatorError before the first start()."""
-        if not self.url:
-            raise self._not_started()
+        TimeoutError; EmulatorError before the first start() and after close()."""
+        self.control._check_open("GET", path)
         return http_json("GET", self.url + path, None, headers, self.timeout)

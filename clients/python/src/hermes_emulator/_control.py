@@ -10,6 +10,11 @@ import urllib.request
 from typing import Any, Optional
 
 
+class EmulatorError(RuntimeError):
+    """No binary was found, the binary did not start, or the emulator is not in the state a call needs
+    (started twice, used before start() or after close()); the message says why."""
+
+
 class ControlError(Exception):
     """An answer outside 2xx: status, the envelope's message, type and (Hermes envelopes) code."""
 
@@ -61,6 +66,20 @@ def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] =
     return json.loads(text) if ctype.startswith("application/json") else text
 
 
+class _Shared:
+    """What a Control shares with every Control in_namespace derives from it: closed, why calls are
+    refused ("" while the emulator runs)."""
+
+    closed = ""
+
+
+def mark_closed(control: "Control", why: str) -> None:
+    """Refuses every later call of control, and of every Control in_namespace derives from it (before or
+    after), with EmulatorError(why); the first reason stays. HermesEmulator.close() calls it."""
+    if not control._shared.closed:
+        control._shared.closed = why
+
+
 def _query(query: dict) -> str:
     """"?k=v&…" for query, "" when empty. None leaves a parameter out and so does False; True is "1",
     the only value the server reads as on (all=1). As the Go client's zero fields; str(True) or
@@ -83,14 +102,24 @@ class Control:
         self.namespace = namespace
         self.admin_key = admin_key
         self.timeout = timeout
+        self._shared = _Shared()
 
     def in_namespace(self, namespace: str) -> "Control":
         """A Control acting in another namespace, with the same admin key and timeout."""
-        return Control(self.base_url, namespace, self.admin_key, self.timeout)
+        other = Control(self.base_url, namespace, self.admin_key, self.timeout)
+        other._shared = self._shared
+        return other
+
+    def _check_open(self, method: str, path: str) -> None:
+        """Raises EmulatorError, naming the call, once the emulator this control came from is closed."""
+        if self._shared.closed:
+            raise EmulatorError(f"{method} {urllib.parse.urlsplit(path).path}: {self._shared.closed}")
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         """Any control request (path starts with /__admin); the decoded answer, else ControlError (or
-        TimeoutError when no answer came within timeout)."""
+        TimeoutError when no answer came within timeout; EmulatorError, sending nothing, once the
+        HermesEmulator this control came from is closed)."""
+        self._check_open(method, path)
         headers = {}
         if self.namespace:
             headers["x-mockingbird-namespace"] = self.namespace

@@ -6,6 +6,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -190,6 +191,57 @@ def test_a_control_call_to_an_emulator_that_does_not_answer_raises_timeout_error
         with pytest.raises(TimeoutError, match=r"^GET /__admin/clock: no answer within 0.3 s$"):
             control.clock()
         assert time.monotonic() - began < 5
+
+
+class Dripping:
+    """A local HTTP server that answers every request one byte every 0.1 s, for about 4 s: the status line
+    and headers (head=True), or a whole head and then a 1000-byte body. Each wait for the next byte is
+    short; only a deadline for the whole call ends it early."""
+
+    def __init__(self, head):
+        answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+        self.slow, self.fast = (answer, b"") if head else (b" " * 1000, answer)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = "http://127.0.0.1:%d" % self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn):
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(self.fast)
+                for byte in self.slow[:40]:
+                    conn.sendall(bytes([byte]))
+                    time.sleep(0.1)
+            except OSError:  # the client gave up
+                pass
+
+    def close(self):
+        self.listener.close()
+
+
+@pytest.mark.parametrize("head", [True, False], ids=["head", "body"])
+def test_timeout_is_the_whole_calls_not_each_waits(head):
+    # An answer that trickles in: each read waits 0.1 s, well within timeout. The timeout applied to each
+    # wait (urllib's socket timeout), so such a call took as long as the server dripped; it is the whole
+    # call's, as Node's timeoutMs.
+    server = Dripping(head)
+    try:
+        began = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"^GET /__admin/clock: no answer within 0.5 s$"):
+            Control(server.url, timeout=0.5).clock()
+        took = time.monotonic() - began
+        assert 0.5 <= took < 1.5, f"took {took:.2f} s"
+    finally:
+        server.close()
 
 
 def test_timeout_bounds_get_and_post_and_0_is_no_limit():

@@ -157,8 +157,8 @@ class HermesEmulator:
     Use it as a context manager, or call start() and close(). Options map to serve flags: seed (--seed),
     port, host, admin_key, db, scenarios, api_key, log ("off", "pretty" or "json"; logs go to this
     process's stderr), args (more flags), binary (default: find_binary()), start_timeout (seconds),
-    timeout (seconds each HTTP call of get, post and control waits for an answer, default 30; 0: no
-    limit; past it the call raises TimeoutError).
+    timeout (seconds each HTTP call of get, post and control may take in all, its answer's last byte
+    included, default 30; 0: no limit; past it the call raises TimeoutError).
     Attributes once started: url, host, port, pid, control (the default namespace's control plane);
     timeout (get and post; control.timeout is the control plane's).
     """

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -34,7 +37,82 @@ class ControlError(Exception):
 
 
 DEFAULT_TIMEOUT = 30.0
-"""Seconds an HTTP call of the package waits for the emulator by default, as the Node client's timeoutMs."""
+"""Seconds an HTTP call of the package may take by default, as the Node client's timeoutMs."""
+
+
+class _DeadlineSocket(socket.socket):
+    """A socket each blocking call of which (connect, send, receive) waits only what is left until
+    deadline (a time.monotonic() instant; None: no limit), so that a call ends by it however slowly the
+    answer comes: a socket timeout alone bounds each wait, and an answer that trickles in never trips it."""
+
+    deadline: Optional[float] = None
+
+    def _arm(self) -> None:
+        if self.deadline is None:
+            self.settimeout(None)
+            return
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("timed out")
+        self.settimeout(left)
+
+    def connect(self, *args: Any, **kwargs: Any) -> Any:
+        self._arm()
+        return super().connect(*args, **kwargs)
+
+    def send(self, *args: Any, **kwargs: Any) -> Any:
+        self._arm()
+        return super().send(*args, **kwargs)
+
+    def sendall(self, *args: Any, **kwargs: Any) -> Any:
+        self._arm()
+        return super().sendall(*args, **kwargs)
+
+    def recv(self, *args: Any, **kwargs: Any) -> Any:
+        self._arm()
+        return super().recv(*args, **kwargs)
+
+    def recv_into(self, *args: Any, **kwargs: Any) -> Any:  # what the response's file object reads with
+        self._arm()
+        return super().recv_into(*args, **kwargs)
+
+
+class _DeadlineConnection(http.client.HTTPConnection):
+    """An HTTPConnection on a _DeadlineSocket: socket.create_connection's loop over the addresses."""
+
+    def __init__(self, host: str, *, deadline: Optional[float], **kwargs: Any) -> None:
+        super().__init__(host, **kwargs)
+        self.deadline = deadline
+
+    def connect(self) -> None:
+        err: Optional[OSError] = None
+        for family, kind, proto, _, address in socket.getaddrinfo(self.host, self.port, 0, socket.SOCK_STREAM):
+            sock = _DeadlineSocket(family, kind, proto)
+            sock.deadline = self.deadline
+            try:
+                sock.connect(address)
+            except socket.timeout:
+                sock.close()
+                raise
+            except OSError as e:
+                sock.close()
+                err = e
+                continue
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.sock = sock
+            return
+        raise err or OSError(f"getaddrinfo({self.host!r}) gave no address")
+
+
+class _DeadlineHandler(urllib.request.HTTPHandler):
+    """urllib's http: handler, on a _DeadlineConnection."""
+
+    def __init__(self, deadline: Optional[float]) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(_DeadlineConnection, deadline=self.deadline), req)
 
 
 def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] = None,
@@ -42,19 +120,25 @@ def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] =
     """Sends one request with an optional JSON body; returns the decoded 2xx answer (text when not JSON).
     The body goes as Content-Type: application/json unless headers give a Content-Type (any case).
 
-    timeout: seconds to wait for the connection and for each part of the answer (0: no limit); past it
-    raises TimeoutError naming the call. A fault rule's delayMs above it times the call out.
+    timeout: seconds the whole call may take — connection, request, the answer to its last byte — (0: no
+    limit; an http: URL, which is all the emulator serves); past it raises TimeoutError naming the call. A
+    fault rule's delayMs above it times the call out.
     """
+    deadline = time.monotonic() + timeout if timeout > 0 else None
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
     if data is not None and not req.has_header("Content-type"):  # Request keeps names capitalize()d
         req.add_header("Content-Type", "application/json")
+    opener = urllib.request.build_opener(_DeadlineHandler(deadline))
     try:
-        with urllib.request.urlopen(req, timeout=timeout if timeout > 0 else None) as res:
+        try:
+            res = opener.open(req, timeout=timeout if timeout > 0 else None)
+        except urllib.error.HTTPError as err:  # an answer outside 2xx: its body is read as a 2xx's
+            with err:
+                raise ControlError(method, url, err.code, err.read().decode("utf-8", "replace")) from None
+        with res:
             text = res.read().decode("utf-8")
             ctype = res.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as err:
-        raise ControlError(method, url, err.code, err.read().decode("utf-8", "replace")) from None
     except (urllib.error.URLError, socket.timeout, TimeoutError) as err:
         # A timeout while connecting comes wrapped in URLError; one while reading, bare. socket.timeout
         # is TimeoutError from Python 3.10, an OSError of its own before.
@@ -92,8 +176,8 @@ def _query(query: dict) -> str:
 class Control:
     """The control plane of one emulator, acting in one namespace (None = "default").
 
-    timeout: seconds one call waits for the emulator (default 30, as the Node client's timeoutMs; 0: no
-    limit); past it the call raises TimeoutError naming it. An attribute: set it to change later calls.
+    timeout: seconds one call may take in all, its answer's last byte included (default 30, as the Node
+    client's timeoutMs; 0: no limit); past it the call raises TimeoutError naming it. An attribute: set it to change later calls.
     """
 
     def __init__(self, base_url: str, namespace: Optional[str] = None, admin_key: Optional[str] = None,

@@ -369,3 +369,35 @@ test("after close(), every control call rejects at once with EmulatorError: the 
   assert.equal(server.url, `http://127.0.0.1:${server.port}`);
   await assert.rejects(new Control(server.url).clock.get(), TypeError);
 });
+
+test("timeoutMs is the whole call's: an answer that trickles in (a byte every 0.1 s) still rejects after it", async (t) => {
+  // As Python's timeout (test_timeout_is_the_whole_calls_not_each_waits): head, then body, dripped.
+  for (const head of [true, false]) {
+    const answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n";
+    const [fast, slow] = head ? ["", answer] : [answer, " ".repeat(1000)];
+    const sockets = [];
+    const dripping = createNetServer((socket) => {
+      sockets.push(socket);
+      socket.once("data", async () => {
+        socket.write(fast);
+        for (const byte of slow.slice(0, 40)) {
+          if (socket.destroyed) return;
+          socket.write(byte);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        socket.end();
+      });
+      socket.on("error", () => {});
+    });
+    await new Promise((resolve) => dripping.listen(0, "127.0.0.1", resolve));
+    t.after(() => {
+      for (const socket of sockets) socket.destroy();
+      dripping.close();
+    });
+    const control = new Control(`http://127.0.0.1:${dripping.address().port}`, { timeoutMs: 500 });
+    const began = Date.now();
+    await assert.rejects(control.clock.get(), { name: "TimeoutError", message: "control: GET /__admin/clock: no answer within 500 ms" });
+    const took = Date.now() - began;
+    assert.ok(took >= 450 && took < 1500, `${head ? "head" : "body"}: took ${took} ms`);
+  }
+});

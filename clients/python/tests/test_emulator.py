@@ -263,6 +263,23 @@ def test_timeout_bounds_get_and_post_and_0_is_no_limit():
         assert (emu.timeout, emu.control.timeout) == (30.0, 30.0)
 
 
+def test_calls_ignore_proxy_variables(monkeypatch):
+    # urllib sent every call through $http_proxy (no_proxy rarely lists 127.0.0.1): with a proxy set for
+    # the user's other traffic, each call failed (URLError, connection refused by this "proxy"), where
+    # Node's fetch ignores the variables. The emulator is never behind a proxy.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        proxy = "http://127.0.0.1:%d" % closed.getsockname()[1]  # nothing listens there
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.setenv(name, proxy)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    with HermesEmulator() as emu:
+        assert emu.get("/health")["status"] == "ok"
+        assert emu.post("/v1/runs", {"input": "x"})["status"] == "started"
+        assert emu.control.clock()["frozen"] is False
+
+
 def test_post_sends_the_callers_content_type():
     # application/json only when the caller gives none (it replaced theirs). The journal keeps the
     # Content-Type of a failed request: {"input": 5} answers 400.

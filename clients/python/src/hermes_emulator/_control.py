@@ -118,7 +118,8 @@ class _DeadlineHandler(urllib.request.HTTPHandler):
 def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] = None,
               timeout: float = DEFAULT_TIMEOUT) -> Any:
     """Sends one request with an optional JSON body; returns the decoded 2xx answer (text when not JSON).
-    The body goes as Content-Type: application/json unless headers give a Content-Type (any case).
+    The body goes as Content-Type: application/json unless headers give a Content-Type (any case). No
+    proxy is used ($http_proxy and the like are ignored).
 
     timeout: seconds the whole call may take — connection, request, the answer to its last byte — (0: no
     limit; an http: URL, which is all the emulator serves); past it raises TimeoutError naming the call. A
@@ -129,7 +130,9 @@ def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] =
     req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
     if data is not None and not req.has_header("Content-type"):  # Request keeps names capitalize()d
         req.add_header("Content-Type", "application/json")
-    opener = urllib.request.build_opener(_DeadlineHandler(deadline))
+    # No proxy, whatever $http_proxy says (as Node's fetch): the emulator is local, and urllib would send
+    # every call through the user's proxy unless no_proxy happened to list the address.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _DeadlineHandler(deadline))
     try:
         try:
             res = opener.open(req, timeout=timeout if timeout > 0 else None)

@@ -27,6 +27,51 @@ export function markClosed(control, why) {
   control[shared].closed ||= why;
 }
 
+/** How a bad argument reads in an error message: strings quoted, objects by kind. */
+function shown(value) {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "function") return "a function";
+  return String(value);
+}
+
+/**
+ * Throws TypeError "<where>: <name> must be <what>, not <value>" unless ok: a bad argument fails at the
+ * call, not as a confusing answer (a run "undefined", the default namespace for "") or a silent no-op.
+ * Internal, as index.js uses it.
+ */
+export function check(ok, where, name, what, value) {
+  if (!ok) throw new TypeError(`${where}: ${name} must be ${what}, not ${shown(value)}`);
+}
+
+/**
+ * Checks a duration in ms for setTimeout and AbortSignal.timeout, which take integers up to 2^31 - 1 (a
+ * larger one fires at once): TypeError for a non-number, RangeError out of min..2147483647.
+ */
+export function checkMs(where, name, value, min) {
+  check(typeof value === "number", where, name, "a number of ms", value);
+  if (!Number.isInteger(value) || value < min || value > 2 ** 31 - 1) {
+    throw new RangeError(`${where}: ${name} must be a whole number of ms from ${min}${min === 0 ? " (no limit)" : ""} to 2147483647, not ${value}`);
+  }
+}
+
+const isName = (value) => typeof value === "string" && value !== "";
+const isAll = (value) => value === undefined || typeof value === "boolean";
+const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * Checks the options object of a call against the names it takes: the server ignores a query parameter
+ * it does not know, so a misspelt one (statsu) answered the unfiltered page.
+ */
+function checkNames(where, options, names) {
+  check(isObject(options), where, "options", `an object (${names.join(", ")})`, options);
+  for (const name of Object.keys(options)) {
+    if (!names.includes(name)) throw new TypeError(`${where}: unknown option ${JSON.stringify(name)}; the options are ${names.join(", ")}`);
+  }
+}
+
 /** A control answer outside 2xx: the status and the envelope's message (and code, for Hermes controls). */
 export class ControlError extends Error {
   /**
@@ -64,25 +109,35 @@ export class Control {
    *   one control call may take, answer included (default 30000, as the Python client; 0 = no limit)
    */
   constructor(baseURL, options = {}) {
+    check(typeof baseURL === "string" && /^https?:\/\/[^/]/.test(baseURL), "new Control", "baseURL", 'an http:// or https:// URL such as "http://127.0.0.1:8827"', baseURL);
+    check(options !== null && typeof options === "object", "new Control", "options", "an object", options);
+    check(options.namespace === undefined || isName(options.namespace), "new Control", "options.namespace", "a non-empty string", options.namespace);
+    check(options.adminKey === undefined || typeof options.adminKey === "string", "new Control", "options.adminKey", "a string", options.adminKey);
+    if (options.timeoutMs !== undefined) checkMs("new Control", "options.timeoutMs", options.timeoutMs, 0);
     this.baseURL = baseURL.replace(/\/$/, "");
     this.namespace = options.namespace;
     this.adminKey = options.adminKey;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     Object.defineProperty(this, shared, { value: options[shared] ?? { closed: "" } });
     const post = (body) => this.request("POST", "/__admin/clock", body);
+    // An instant or a step: a number (epoch ms, ms) or the server's string forms ("2026-01-01T00:00:00Z",
+    // "15m"); missing, it was left out of the body and the call changed nothing.
+    const when = (name, arg, value) =>
+      check((typeof value === "number" && Number.isFinite(value)) || isName(value), `control.clock.${name}`, arg, "a number or a string", value);
     this.clock = {
-      get: () => this.request("GET", "/__admin/clock"),
-      set: (epochMs) => post({ set: epochMs }),
-      freezeAt: (epochMs) => post({ set: epochMs, freeze: true }),
-      freeze: () => post({ freeze: true }),
-      unfreeze: () => post({ freeze: false }),
-      advance: (ms) => post({ advance: ms }),
-      reset: () => post({ reset: true }),
+      get: async () => this.request("GET", "/__admin/clock"),
+      set: async (epochMs) => (when("set", "epochMs", epochMs), post({ set: epochMs })),
+      freezeAt: async (epochMs) => (when("freezeAt", "epochMs", epochMs), post({ set: epochMs, freeze: true })),
+      freeze: async () => post({ freeze: true }),
+      unfreeze: async () => post({ freeze: false }),
+      advance: async (ms) => (when("advance", "ms", ms), post({ advance: ms })),
+      reset: async () => post({ reset: true }),
     };
   }
 
   /** @param {string} namespace */
   in(namespace) {
+    check(isName(namespace), "control.in", "namespace", "a non-empty string", namespace);
     return new Control(this.baseURL, { namespace, adminKey: this.adminKey, timeoutMs: this.timeoutMs, [shared]: this[shared] });
   }
 
@@ -96,6 +151,8 @@ export class Control {
    * @param {unknown} [body] JSON-encoded when given
    */
   async request(method, path, body) {
+    check(isName(method), "control.request", "method", "an HTTP method", method);
+    check(typeof path === "string" && path.startsWith("/"), "control.request", "path", 'a string starting with "/", such as "/__admin/clock"', path);
     if (this[shared].closed) throw new EmulatorError(`control: ${method} ${path}: ${this[shared].closed}`);
     const headers = {};
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -121,24 +178,27 @@ export class Control {
     return type.startsWith("application/json") ? JSON.parse(text) : text;
   }
 
-  /** @param {string} runId @param {string} tail */
-  #run(runId, tail) {
+  /** @param {string} method @param {string} runId @param {string} tail */
+  #run(method, runId, tail) {
+    check(isName(runId), `control.${method}`, "runId", "a run id such as \"run_…\"", runId);
     return `/__admin/hermes/runs/${encodeURIComponent(runId)}${tail}`;
   }
 
   /** Scripts what the executor reports for a run (controls §11.1); returns the new record. */
-  observe(runId, observation) {
-    return this.request("POST", this.#run(runId, "/observe"), observation);
+  async observe(runId, observation) {
+    const path = this.#run("observe", runId, "/observe");
+    check(isObject(observation), "control.observe", "observation", 'an object such as { status: "running" }', observation);
+    return this.request("POST", path, observation);
   }
 
   /** Emits non-status events on a run, in order (controls §11.2). */
-  events(runId, ...events) {
-    return this.request("POST", this.#run(runId, "/events"), { events });
+  async events(runId, ...events) {
+    return this.request("POST", this.#run("events", runId, "/events"), { events });
   }
 
   /** Consumes the queued steer texts of a run (controls §11.3); returns how many were removed. */
   async deliver(runId) {
-    return (await this.request("POST", this.#run(runId, "/steer/deliver"), {})).delivered;
+    return (await this.request("POST", this.#run("deliver", runId, "/steer/deliver"), {})).delivered;
   }
 
   /** Models a gateway restart of the namespace (controls §11.5): owner "stale" or "alive". */
@@ -167,13 +227,14 @@ export class Control {
   }
 
   /** The namespace's runs, newest first: { runs, next } (query: status, limit, cursor). */
-  runs(query = {}) {
+  async runs(query = {}) {
+    checkNames("control.runs", query, ["status", "limit", "cursor"]);
     return this.request("GET", `/__admin/hermes/runs${queryString(query)}`);
   }
 
   /** One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport. */
-  run(runId) {
-    return this.request("GET", this.#run(runId, ""));
+  async run(runId) {
+    return this.request("GET", this.#run("run", runId, ""));
   }
 
   /**
@@ -196,7 +257,10 @@ export class Control {
   }
 
   /** Clears the namespace's state (every namespace's with { all: true }); returns the names reset. */
-  async reset({ all = false } = {}) {
+  async reset(options = {}) {
+    checkNames("control.reset", options, ["all"]);
+    const { all = false } = options;
+    check(isAll(all), "control.reset", "all", "a boolean", all);
     return (await this.request("POST", `/__admin/reset${all ? "?all=1" : ""}`)).reset;
   }
 
@@ -215,6 +279,7 @@ export class Control {
    * No overrides (undefined or null) sends {}, as Go's ApplyPreset(nil) does: the route refuses null.
    */
   async applyPreset(name, overrides) {
+    check(isName(name), "control.applyPreset", "name", 'a preset name such as "hermes_poll_timeout"', name);
     return (await this.request("POST", `/__admin/faults/presets/${encodeURIComponent(name)}`, overrides ?? {})).rules;
   }
 
@@ -225,6 +290,7 @@ export class Control {
 
   /** Removes the rule with that id, or every rule without one. */
   async deleteFaults(id) {
+    check(id === undefined || isName(id), "control.deleteFaults", "id", "a rule id (or nothing, for every rule)", id);
     await this.request("DELETE", `/__admin/faults${id === undefined ? "" : `?id=${encodeURIComponent(id)}`}`);
   }
 
@@ -232,7 +298,10 @@ export class Control {
    * One page of this namespace's journal (controls §7): { size, requests, next }; every namespace's with
    * { all: true } (or all: 1, the route's all=1), as clearRequests and reset take it.
    */
-  requests({ all, ...query } = {}) {
+  async requests(options = {}) {
+    checkNames("control.requests", options, ["since", "status", "limit", "operationId", "cursor", "all"]);
+    const { all, ...query } = options;
+    check(isAll(all) || all === 1, "control.requests", "all", "a boolean", all);
     return this.request("GET", `/__admin/requests${queryString({ ...query, all: all ? 1 : undefined })}`);
   }
 
@@ -242,7 +311,10 @@ export class Control {
   }
 
   /** Clears this namespace's journal (every namespace's with { all: true }). */
-  async clearRequests({ all = false } = {}) {
+  async clearRequests(options = {}) {
+    checkNames("control.clearRequests", options, ["all"]);
+    const { all = false } = options;
+    check(isAll(all), "control.clearRequests", "all", "a boolean", all);
     await this.request("DELETE", `/__admin/requests${all ? "?all=1" : ""}`);
   }
 
@@ -257,12 +329,15 @@ export class Control {
   }
 
   /** Commits a checkpoint of the namespace's state on a branch (default main; controls §8.3). */
-  checkpoint(branch) {
+  async checkpoint(branch) {
+    check(branch === undefined || isName(branch), "control.checkpoint", "branch", "a branch name (or nothing, for main)", branch);
     return this.request("POST", "/__admin/checkpoints", branch === undefined ? {} : { branch });
   }
 
   /** Moves a branch head to a checkpoint and restores its state and the clock (controls §8.5). */
-  checkout(branch, checkpoint) {
+  async checkout(branch, checkpoint) {
+    check(isName(branch), "control.checkout", "branch", "a branch name", branch);
+    check(isName(checkpoint), "control.checkout", "checkpoint", 'a checkpoint id such as "cp_…"', checkpoint);
     return this.request("POST", `/__admin/branches/${encodeURIComponent(branch)}/checkout`, { checkpoint });
   }
 }

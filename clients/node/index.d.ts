@@ -73,7 +73,10 @@ export interface Server {
   close(): Promise<void>;
 }
 
-/** Starts `hermes-emulator serve` and resolves once it listens. */
+/**
+ * Starts `hermes-emulator serve` and resolves once it listens. An unknown option, or one of the wrong
+ * kind, rejects with TypeError before anything starts (RangeError for a timeout out of range).
+ */
 export function createServer(options?: ServerOptions): Promise<Server>;
 
 /**
@@ -141,9 +144,16 @@ export type ScenarioStep = AdminSchema<"ScenarioStep">;
 /** Filter of POST /__admin/requests/count. */
 export type CountFilter = AdminSchema<"CountFilter">;
 
-/** The control plane of one emulator, in one namespace (controls.md). */
+/**
+ * The control plane of one emulator, in one namespace (controls.md). A bad argument — a run id that is
+ * not a non-empty string, an unknown option name, a missing clock value, a path without its "/" — throws
+ * (the constructor and in()) or rejects (the calls) with TypeError naming the call, and sends nothing.
+ */
 export class Control {
-  /** timeoutMs: how long one call may take, answer included; default 30000, 0 = no limit. */
+  /**
+   * baseURL: http:// or https://. timeoutMs: how long one call may take, answer included; default 30000,
+   * 0 = no limit, at most 2147483647 (RangeError otherwise).
+   */
   constructor(baseURL: string, options?: { namespace?: string; adminKey?: string; timeoutMs?: number });
   readonly baseURL: string;
   readonly namespace: string | undefined;

@@ -10,7 +10,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { Control, ControlError, EmulatorError, markClosed } from "./control.js";
+import { check, checkMs, Control, ControlError, EmulatorError, markClosed } from "./control.js";
 
 export { Control, ControlError, EmulatorError };
 
@@ -115,6 +115,41 @@ function untrack(child) {
   if (running.size === 0) for (const s of signals) process.off(s, onSignal);
 }
 
+const isString = (value) => typeof value === "string";
+
+/**
+ * What each option of createServer takes (index.d.ts, ServerOptions). undefined is as absent. The binary
+ * checks the values of its flags (port, log) with clear messages of its own; these catch what JavaScript
+ * would turn silently into a flag ("[object Object]", one character per argument) or ignore (a misspelt
+ * name), and timeouts that setTimeout cannot take.
+ */
+const serverOptions = {
+  seed: [(v) => isString(v) || Number.isFinite(v), "a number or a string"],
+  port: [(v) => isString(v) || Number.isInteger(v), "a port number"],
+  host: [isString, "a string"],
+  adminKey: [isString, "a string"],
+  db: [isString, "a string (a file path)"],
+  scenarios: [isString, "a string (a file path)"],
+  apiKey: [isString, "a string"],
+  log: [isString, '"off", "pretty" or "json"'],
+  args: [(v) => Array.isArray(v) && v.every(isString), "an array of strings"],
+  bin: [isString, "a string (a file path)"],
+  startTimeoutMs: [(v) => (checkMs("createServer", "startTimeoutMs", v, 1), true)],
+  timeoutMs: [(v) => (checkMs("createServer", "timeoutMs", v, 0), true)],
+};
+
+/** Throws TypeError (RangeError for a timeout out of range) for options createServer cannot take. */
+function checkOptions(options) {
+  check(options !== null && typeof options === "object" && !Array.isArray(options), "createServer", "options", "an object such as { seed: 42 }", options);
+  for (const [name, value] of Object.entries(options)) {
+    if (!Object.hasOwn(serverOptions, name)) {
+      throw new TypeError(`createServer: unknown option ${JSON.stringify(name)}; the options are ${Object.keys(serverOptions).join(", ")}`);
+    }
+    const [ok, what] = serverOptions[name];
+    if (value !== undefined) check(ok(value), "createServer", name, what, value);
+  }
+}
+
 /**
  * Starts `hermes-emulator serve` on a loopback port (any free one by default) and resolves once it
  * listens. The banner line `… listening on http://host:port` gives the URL.
@@ -122,6 +157,7 @@ function untrack(child) {
  * @returns {Promise<import("./index.js").Server>}
  */
 export async function createServer(options = {}) {
+  checkOptions(options);
   const bin = options.bin ?? findBinary();
   const child = spawn(bin, serveArgs(options), { stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
   track(child);

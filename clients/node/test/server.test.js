@@ -401,3 +401,64 @@ test("timeoutMs is the whole call's: an answer that trickles in (a byte every 0.
     assert.ok(took >= 450 && took < 1500, `${head ? "head" : "body"}: took ${took} ms`);
   }
 });
+
+test("a bad argument throws TypeError (RangeError for a timeout out of range) naming the call, before anything starts or is sent", async () => {
+  // Each of these was a silent no-op or mistake (an unknown option ignored, seed "[object Object]", args
+  // split into characters, in("") acting in the default namespace, reset(true) resetting one namespace,
+  // clock.advance() changing nothing, a typo'd query answering the unfiltered page, timeoutMs 2 ** 31
+  // firing at once), a misleading answer (observe() on the run "undefined", observe("") "no admin
+  // route"), or an error from deep inside (fetch "Failed to parse URL", undefined.replace).
+  const bad = [
+    [() => createServer("42"), TypeError, 'createServer: options must be an object such as { seed: 42 }, not "42"'],
+    [() => createServer({ timeout: 5 }), TypeError, /^createServer: unknown option "timeout"; the options are seed, port, host, adminKey, db, scenarios, apiKey, log, args, bin, startTimeoutMs, timeoutMs$/],
+    [() => createServer({ seed: {} }), TypeError, "createServer: seed must be a number or a string, not an object"],
+    [() => createServer({ args: "--seed 4" }), TypeError, 'createServer: args must be an array of strings, not "--seed 4"'],
+    [() => createServer({ adminKey: 42 }), TypeError, "createServer: adminKey must be a string, not 42"],
+    [() => createServer({ timeoutMs: "500" }), TypeError, 'createServer: timeoutMs must be a number of ms, not "500"'],
+    [() => createServer({ timeoutMs: -1 }), RangeError, "createServer: timeoutMs must be a whole number of ms from 0 (no limit) to 2147483647, not -1"],
+    [() => createServer({ timeoutMs: 2 ** 31 }), RangeError, /^createServer: timeoutMs must be .* not 2147483648$/],
+    [() => createServer({ startTimeoutMs: 0 }), RangeError, "createServer: startTimeoutMs must be a whole number of ms from 1 to 2147483647, not 0"],
+    [() => new Control(), TypeError, 'new Control: baseURL must be an http:// or https:// URL such as "http://127.0.0.1:8827", not undefined'],
+    [() => new Control("127.0.0.1:8827"), TypeError, /^new Control: baseURL must be an http:\/\/ or https:\/\/ URL .*, not "127.0.0.1:8827"$/],
+    [() => new Control("http://x", { namespace: "" }), TypeError, 'new Control: options.namespace must be a non-empty string, not ""'],
+    [() => new Control("http://x", { timeoutMs: 1.5 }), RangeError, /^new Control: options.timeoutMs must be a whole number of ms .*, not 1.5$/],
+  ];
+  const control = new Control("http://127.0.0.1:9"); // nothing listens: a call that got through would fail otherwise
+  bad.push(
+    [() => control.in(""), TypeError, 'control.in: namespace must be a non-empty string, not ""'],
+    [() => control.in(), TypeError, "control.in: namespace must be a non-empty string, not undefined"],
+    [() => control.observe(), TypeError, 'control.observe: runId must be a run id such as "run_…", not undefined'],
+    [() => control.observe("", { status: "running" }), TypeError, 'control.observe: runId must be a run id such as "run_…", not ""'],
+    [() => control.observe("run_x"), TypeError, 'control.observe: observation must be an object such as { status: "running" }, not undefined'],
+    [() => control.events(42), TypeError, 'control.events: runId must be a run id such as "run_…", not 42'],
+    [() => control.deliver(), TypeError, /^control.deliver: runId must be/],
+    [() => control.run(null), TypeError, /^control.run: runId must be .*, not null$/],
+    [() => control.clock.advance(), TypeError, "control.clock.advance: ms must be a number or a string, not undefined"],
+    [() => control.clock.set(NaN), TypeError, "control.clock.set: epochMs must be a number or a string, not NaN"],
+    [() => control.clock.freezeAt(), TypeError, /^control.clock.freezeAt: epochMs must be/],
+    [() => control.reset(true), TypeError, "control.reset: options must be an object (all), not true"],
+    [() => control.reset({ all: "no" }), TypeError, 'control.reset: all must be a boolean, not "no"'],
+    [() => control.clearRequests({ every: true }), TypeError, 'control.clearRequests: unknown option "every"; the options are all'],
+    [() => control.runs({ statsu: "completed" }), TypeError, 'control.runs: unknown option "statsu"; the options are status, limit, cursor'],
+    [() => control.requests({ operationID: "RunGet" }), TypeError, /^control.requests: unknown option "operationID"; the options are since, status, limit, operationId, cursor, all$/],
+    [() => control.applyPreset(), TypeError, 'control.applyPreset: name must be a preset name such as "hermes_poll_timeout", not undefined'],
+    [() => control.deleteFaults({ id: "x" }), TypeError, "control.deleteFaults: id must be a rule id (or nothing, for every rule), not an object"],
+    [() => control.checkpoint(5), TypeError, "control.checkpoint: branch must be a branch name (or nothing, for main), not 5"],
+    [() => control.checkout("main"), TypeError, 'control.checkout: checkpoint must be a checkpoint id such as "cp_…", not undefined'],
+    [() => control.request("GET", "__admin/clock"), TypeError, 'control.request: path must be a string starting with "/", such as "/__admin/clock", not "__admin/clock"'],
+  );
+  for (const [call, type, message] of bad) {
+    let result;
+    try {
+      result = call(); // constructors and in() throw; the calls reject
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    await assert.rejects(result, (err) => {
+      assert.ok(err instanceof type, `${call}: ${err}`);
+      if (typeof message === "string") assert.equal(err.message, message);
+      else assert.match(err.message, message);
+      return true;
+    });
+  }
+});

@@ -416,3 +416,56 @@ def test_after_close_every_call_raises_emulator_error_at_once():
             before.clock()
     finally:
         emu.close()
+
+
+def test_a_bad_argument_raises_type_error_or_value_error_naming_the_call_before_anything_starts_or_is_sent():
+    # Each was a silent mistake (args split into characters, seed {} sent as "{}", in_namespace("") acting
+    # in the default namespace, reset(all="no") resetting every namespace, set_clock() changing nothing,
+    # runs(statsu=…) answering the unfiltered page, timeout=-1 meaning no limit), a misleading answer
+    # (observe("") "no admin route", checkout("", …) "unknown field checkpoint"), or an error from deep
+    # inside (serve_args() got an unexpected keyword, '>' not supported, nonnumeric port '36449v1').
+    control = Control("http://127.0.0.1:9")  # nothing listens: a call that got through would fail otherwise
+    emu = HermesEmulator()
+    emu._control, emu.url = control, control.base_url  # as if started, without a binary
+    bad = [
+        (lambda: HermesEmulator(sed=42), TypeError, "HermesEmulator: unknown option 'sed'; the options are binary, start_timeout, timeout, seed, port, host, admin_key, db, scenarios, api_key, log, args"),
+        (lambda: HermesEmulator(args="--seed 4"), TypeError, "HermesEmulator: args must be a list of str, not '--seed 4'"),
+        (lambda: HermesEmulator(seed={}), TypeError, "HermesEmulator: seed must be a number or a str, not {}"),
+        (lambda: HermesEmulator(admin_key=42), TypeError, "HermesEmulator: admin_key must be a str, not 42"),
+        (lambda: HermesEmulator(timeout="5"), TypeError, "HermesEmulator: timeout must be a number of seconds, 0 or more (0: no limit), not '5'"),
+        (lambda: HermesEmulator(timeout=-1), ValueError, "HermesEmulator: timeout must be a number of seconds, 0 or more (0: no limit), not -1"),
+        (lambda: HermesEmulator(start_timeout=0), ValueError, "HermesEmulator: start_timeout must be a number of seconds above 0, not 0"),
+        (lambda: serve_args(args="--seed 4"), TypeError, "serve_args: args must be a list of str, not '--seed 4'"),
+        (lambda: Control(None), TypeError, 'Control: base_url must be an http:// or https:// URL such as "http://127.0.0.1:8827", not None'),
+        (lambda: Control("127.0.0.1:8827"), ValueError, "Control: base_url must be an http:// or https:// URL such as \"http://127.0.0.1:8827\", not '127.0.0.1:8827'"),
+        (lambda: Control("http://x", namespace=""), ValueError, "Control: namespace must be a non-empty str, not ''"),
+        (lambda: Control("http://x", timeout=float("inf")), ValueError, "Control: timeout must be a number of seconds, 0 or more (0: no limit), not inf"),
+        (lambda: control.in_namespace(""), ValueError, "in_namespace: namespace must be a non-empty str, not ''"),
+        (lambda: control.in_namespace(None), TypeError, "in_namespace: namespace must be a non-empty str, not None"),
+        (lambda: control.observe("", {"status": "running"}), ValueError, "observe: run_id must be a run id such as \"run_…\", not ''"),
+        (lambda: control.observe(None, {"status": "running"}), TypeError, "observe: run_id must be a run id such as \"run_…\", not None"),
+        (lambda: control.observe("run_x", "running"), TypeError, "observe: observation must be a dict such as {\"status\": \"running\"}, not 'running'"),
+        (lambda: control.events(42), TypeError, "events: run_id must be a run id such as \"run_…\", not 42"),
+        (lambda: control.deliver(""), ValueError, "deliver: run_id must be a run id such as \"run_…\", not ''"),
+        (lambda: control.run(None), TypeError, "run: run_id must be a run id such as \"run_…\", not None"),
+        (lambda: control.set_clock(), TypeError, "set_clock: give set=, freeze=, advance= or reset= (clock() reads the clock)"),
+        (lambda: control.runs(statsu="completed"), TypeError, "runs: unknown query 'statsu'; the names are status, limit, cursor"),
+        (lambda: control.requests(operationID="RunGet"), TypeError, "requests: unknown query 'operationID'; the names are since, status, limit, operationId, cursor, all"),
+        (lambda: control.reset(all="no"), TypeError, "reset: all must be a bool, not 'no'"),
+        (lambda: control.clear_requests(all=1), TypeError, "clear_requests: all must be a bool, not 1"),
+        (lambda: control.apply_preset(""), ValueError, "apply_preset: name must be a preset name such as \"hermes_poll_timeout\", not ''"),
+        (lambda: control.delete_faults(""), ValueError, "delete_faults: id must be a rule id (or None, for every rule), not ''"),
+        (lambda: control.checkpoint(5), TypeError, "checkpoint: branch must be a branch name (or None, for main), not 5"),
+        (lambda: control.checkout("", "cp_x"), ValueError, "checkout: branch must be a branch name, not ''"),
+        (lambda: control.checkout("main", None), TypeError, "checkout: checkpoint must be a checkpoint id such as \"cp_…\", not None"),
+        (lambda: control.request("GET", "__admin/clock"), ValueError, "request: path must be a str starting with \"/\", such as \"/__admin/clock\", not '__admin/clock'"),
+        (lambda: emu.get("v1/runs/run_x"), ValueError, "get: path must be a str starting with \"/\", such as \"/v1/runs\", not 'v1/runs/run_x'"),
+        (lambda: emu.post(emu.url + "/v1/runs", {}), ValueError, "post: path must be a str starting with \"/\", such as \"/v1/runs\", not 'http://127.0.0.1:9/v1/runs'"),
+    ]
+    for call, error, message in bad:
+        with pytest.raises(error) as raised:
+            call()
+        assert str(raised.value) == message
+    control.timeout = "5"  # an attribute: checked by the call that uses it
+    with pytest.raises(TypeError, match=r"^GET /__admin/clock: timeout must be a number of seconds, 0 or more \(0: no limit\), not '5'$"):
+        control.clock()

@@ -25,7 +25,8 @@ import threading
 import time
 from typing import Any, Mapping, Optional, Sequence
 
-from ._control import DEFAULT_TIMEOUT, Control, ControlError, EmulatorError, http_json, mark_closed
+from ._control import (DEFAULT_TIMEOUT, Control, ControlError, EmulatorError, check, check_path, check_seconds,
+                       http_json, mark_closed)
 
 __all__ = ["HermesEmulator", "Control", "ControlError", "EmulatorError", "find_binary", "serve_args"]
 
@@ -69,7 +70,10 @@ def serve_args(
     log: str = "off",
     args: Sequence[str] = (),
 ) -> list:
-    """The ``serve`` arguments for these options (see HermesEmulator)."""
+    """The ``serve`` arguments for these options (see HermesEmulator); TypeError for a value of the wrong
+    kind."""
+    _check_serve_options("serve_args", dict(seed=seed, port=port, host=host, admin_key=admin_key, db=db,
+                                            scenarios=scenarios, api_key=api_key, log=log, args=args))
     out = ["serve", "--host", host, "--port", str(port), "--log", log]
     if seed is not None:
         out += ["--seed", str(seed)]
@@ -82,6 +86,34 @@ def serve_args(
     if api_key:
         out += ["--api-key", api_key]
     return out + list(args)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+# What each option of serve_args takes: a test, what it is, and whether None is as absent. The binary
+# checks the values of its flags (port, log) with clear messages of its own; these catch what Python
+# would turn silently into a flag (str({}), one character per argument of args="--seed 4") or fail on
+# inside subprocess.
+_SERVE_OPTIONS = {
+    "seed": (lambda v: isinstance(v, (int, float, str)) and not isinstance(v, bool), "a number or a str", True),
+    "port": (lambda v: isinstance(v, (int, str)) and not isinstance(v, bool), "a port number", False),
+    "host": (_is_str, "a str", False),
+    "admin_key": (_is_str, "a str", True),
+    "db": (_is_str, "a str (a file path)", True),
+    "scenarios": (_is_str, "a str (a file path)", True),
+    "api_key": (_is_str, "a str", True),
+    "log": (_is_str, '"off", "pretty" or "json"', False),
+    "args": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v), "a list of str", False),
+}
+
+
+def _check_serve_options(where: str, options: Mapping[str, Any]) -> None:
+    for name, value in options.items():
+        ok, what, optional = _SERVE_OPTIONS[name]
+        if not (value is None and optional):
+            check(ok(value), where, name, what, value)
 
 
 def _admin_key_of(args: Sequence[str], env: Any) -> Optional[str]:
@@ -158,13 +190,22 @@ class HermesEmulator:
     port, host, admin_key, db, scenarios, api_key, log ("off", "pretty" or "json"; logs go to this
     process's stderr), args (more flags), binary (default: find_binary()), start_timeout (seconds),
     timeout (seconds each HTTP call of get, post and control may take in all, its answer's last byte
-    included, default 30; 0: no limit; past it the call raises TimeoutError).
+    included, default 30; 0: no limit; past it the call raises TimeoutError). An unknown option, or one
+    of the wrong kind, raises TypeError (ValueError for a timeout out of range) before anything starts.
     Attributes once started: url, host, port, pid, control (the default namespace's control plane);
     timeout (get and post; control.timeout is the control plane's).
     """
 
     def __init__(self, *, binary: Optional[str] = None, start_timeout: float = 10.0,
                  timeout: float = DEFAULT_TIMEOUT, **options: Any) -> None:
+        unknown = sorted(set(options) - set(_SERVE_OPTIONS))
+        if unknown:
+            names = ", ".join(["binary", "start_timeout", "timeout", *_SERVE_OPTIONS])
+            raise TypeError(f"HermesEmulator: unknown option {unknown[0]!r}; the options are {names}")
+        _check_serve_options("HermesEmulator", options)
+        check(binary is None or isinstance(binary, str), "HermesEmulator", "binary", "a str (a file path)", binary)
+        check_seconds("HermesEmulator", "start_timeout", start_timeout, no_limit=False)
+        check_seconds("HermesEmulator", "timeout", timeout)
         self._binary = binary
         self._timeout = start_timeout
         self.timeout = timeout
@@ -315,11 +356,13 @@ class HermesEmulator:
         answer within timeout seconds TimeoutError; EmulatorError before the first start() and after
         close().
         """
+        check_path("post", path)
         self.control._check_open("POST", path)
         return http_json("POST", self.url + path, body, headers, self.timeout)
 
     def get(self, path: str, headers: Optional[dict] = None) -> Any:
         """GETs JSON from the emulator; a non-2xx answer raises ControlError, none within timeout
         TimeoutError; EmulatorError before the first start() and after close()."""
+        check_path("get", path)
         self.control._check_open("GET", path)
         return http_json("GET", self.url + path, None, headers, self.timeout)

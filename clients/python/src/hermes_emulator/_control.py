@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import http.client
 import json
+import math
+import re
 import socket
 import time
 import urllib.error
@@ -16,6 +18,8 @@ from typing import Any, Optional
 class EmulatorError(RuntimeError):
     """No binary was found, the binary did not start, or the emulator is not in the state a call needs
     (started twice, used before start() or after close()); the message says why."""
+
+    __module__ = "hermes_emulator"  # where it is imported from (and was defined before _control)
 
 
 class ControlError(Exception):
@@ -34,6 +38,42 @@ class ControlError(Exception):
             self.code = env.get("code")
         path = urllib.parse.urlsplit(url).path
         super().__init__(f"{method} {path}: {status} {self.message}" + (f" ({self.code})" if self.code else ""))
+
+
+def check(ok: bool, where: str, name: str, what: str, value: Any, error: type = TypeError) -> None:
+    """Raises error("<where>: <name> must be <what>, not <value!r>") unless ok: a bad argument fails at
+    the call, not as a confusing answer (the run "None", the default namespace for "") or a silent no-op."""
+    if not ok:
+        raise error(f"{where}: {name} must be {what}, not {value!r}")
+
+
+def check_name(where: str, name: str, value: Any, what: str = "a non-empty str") -> None:
+    """A name the server takes in a path or header: a str (TypeError), not empty (ValueError)."""
+    check(isinstance(value, str), where, name, what, value)
+    check(value != "", where, name, what, value, ValueError)
+
+
+def check_seconds(where: str, name: str, value: Any, no_limit: bool = True) -> None:
+    """A finite number of seconds (TypeError; a bool is none): 0 or more, 0 being no limit, or above 0
+    when there is no such thing (ValueError)."""
+    what = "a number of seconds, 0 or more (0: no limit)" if no_limit else "a number of seconds above 0"
+    check(isinstance(value, (int, float)) and not isinstance(value, bool), where, name, what, value)
+    check(math.isfinite(value) and (value >= 0 if no_limit else value > 0), where, name, what, value, ValueError)
+
+
+def check_path(where: str, path: Any, example: str = "/v1/runs") -> None:
+    """A path on the emulator, such as "/v1/runs": a str starting with "/"."""
+    what = f'a str starting with "/", such as "{example}"'
+    check(isinstance(path, str), where, "path", what, path)
+    check(path.startswith("/"), where, "path", what, path, ValueError)
+
+
+def check_query(where: str, query: dict, names: "tuple[str, ...]") -> None:
+    """Query names a call takes: the server ignores one it does not know, so a misspelt filter (statsu=)
+    answered the unfiltered page."""
+    for name in query:
+        if name not in names:
+            raise TypeError(f"{where}: unknown query {name!r}; the names are {', '.join(names)}")
 
 
 DEFAULT_TIMEOUT = 30.0
@@ -125,6 +165,7 @@ def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] =
     limit; an http: URL, which is all the emulator serves); past it raises TimeoutError naming the call. A
     fault rule's delayMs above it times the call out.
     """
+    check_seconds(f"{method} {urllib.parse.urlsplit(url).path}", "timeout", timeout)
     deadline = time.monotonic() + timeout if timeout > 0 else None
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
@@ -180,11 +221,23 @@ class Control:
     """The control plane of one emulator, acting in one namespace (None = "default").
 
     timeout: seconds one call may take in all, its answer's last byte included (default 30, as the Node
-    client's timeoutMs; 0: no limit); past it the call raises TimeoutError naming it. An attribute: set it to change later calls.
+    client's timeoutMs; 0: no limit); past it the call raises TimeoutError naming it. An attribute: set
+    it to change later calls.
+
+    A bad argument — a run id, namespace, preset, branch or checkpoint that is not a non-empty str, an
+    unknown query name, a path without its "/" — raises TypeError (the wrong kind) or ValueError (the
+    right kind, a bad value) naming the call, and sends nothing.
     """
 
     def __init__(self, base_url: str, namespace: Optional[str] = None, admin_key: Optional[str] = None,
                  timeout: float = DEFAULT_TIMEOUT) -> None:
+        url = 'an http:// or https:// URL such as "http://127.0.0.1:8827"'
+        check(isinstance(base_url, str), "Control", "base_url", url, base_url)
+        check(re.match(r"https?://[^/]", base_url) is not None, "Control", "base_url", url, base_url, ValueError)
+        if namespace is not None:
+            check_name("Control", "namespace", namespace)
+        check(admin_key is None or isinstance(admin_key, str), "Control", "admin_key", "a str", admin_key)
+        check_seconds("Control", "timeout", timeout)
         self.base_url = base_url.rstrip("/")
         self.namespace = namespace
         self.admin_key = admin_key
@@ -193,6 +246,7 @@ class Control:
 
     def in_namespace(self, namespace: str) -> "Control":
         """A Control acting in another namespace, with the same admin key and timeout."""
+        check_name("in_namespace", "namespace", namespace)
         other = Control(self.base_url, namespace, self.admin_key, self.timeout)
         other._shared = self._shared
         return other
@@ -206,6 +260,8 @@ class Control:
         """Any control request (path starts with /__admin); the decoded answer, else ControlError (or
         TimeoutError when no answer came within timeout; EmulatorError, sending nothing, once the
         HermesEmulator this control came from is closed)."""
+        check_name("request", "method", method, "an HTTP method")
+        check_path("request", path, "/__admin/clock")
         self._check_open(method, path)
         headers = {}
         if self.namespace:
@@ -215,21 +271,24 @@ class Control:
         return http_json(method, self.base_url + path, body, headers, self.timeout)
 
     @staticmethod
-    def _run(run_id: str, tail: str) -> str:
+    def _run(where: str, run_id: str, tail: str) -> str:
+        check_name(where, "run_id", run_id, 'a run id such as "run_…"')
         return "/__admin/hermes/runs/" + urllib.parse.quote(run_id, safe="") + tail
 
     # Hermes controls (controls §11)
     def observe(self, run_id: str, observation: dict) -> dict:
         """Scripts what the executor reports, e.g. {"status": "completed", "output": "done"}; the new record."""
-        return self.request("POST", self._run(run_id, "/observe"), observation)
+        path = self._run("observe", run_id, "/observe")
+        check(isinstance(observation, dict), "observe", "observation", 'a dict such as {"status": "running"}', observation)
+        return self.request("POST", path, observation)
 
     def events(self, run_id: str, *events: dict) -> dict:
         """Emits non-status events (message.delta, tool.started, …) on a run, in order."""
-        return self.request("POST", self._run(run_id, "/events"), {"events": list(events)})
+        return self.request("POST", self._run("events", run_id, "/events"), {"events": list(events)})
 
     def deliver(self, run_id: str) -> int:
         """Consumes the queued steer texts of a run; returns how many were removed."""
-        return self.request("POST", self._run(run_id, "/steer/deliver"), {})["delivered"]
+        return self.request("POST", self._run("deliver", run_id, "/steer/deliver"), {})["delivered"]
 
     def restart(self, owner: str) -> dict:
         """Models a gateway restart of the namespace; owner "stale" or "alive"."""
@@ -252,11 +311,12 @@ class Control:
     def runs(self, **query: Any) -> dict:
         """The namespace's runs, newest first: {"runs": [...], "next": cursor} (status=, limit=, cursor=;
         None leaves one out)."""
+        check_query("runs", query, ("status", "limit", "cursor"))
         return self.request("GET", "/__admin/hermes/runs" + _query(query))
 
     def run(self, run_id: str) -> dict:
         """One run's full view: record, owner, reservation keys, pending approvals, queued steers, transport."""
-        return self.request("GET", self._run(run_id, ""))
+        return self.request("GET", self._run("run", run_id, ""))
 
     # Scenarios (docs/scenarios.md)
     def put_scenarios(self, scenario_set: dict) -> int:
@@ -276,6 +336,7 @@ class Control:
     # Namespaces, clock, faults, journal, timeline (controls §4–§8)
     def reset(self, all: bool = False) -> list:
         """Clears the namespace's state (every namespace's with all=True); returns the names reset."""
+        check(isinstance(all, bool), "reset", "all", "a bool", all)
         return self.request("POST", "/__admin/reset" + ("?all=1" if all else ""))["reset"]
 
     def namespaces(self) -> list:
@@ -287,6 +348,8 @@ class Control:
 
     def set_clock(self, **change: Any) -> dict:
         """POST /__admin/clock, e.g. set_clock(set=1700000000000, freeze=True), set_clock(advance=1500)."""
+        if not change:  # the server answers the clock unchanged: a call that meant to move it did nothing
+            raise TypeError("set_clock: give set=, freeze=, advance= or reset= (clock() reads the clock)")
         return self.request("POST", "/__admin/clock", change)
 
     def add_fault(self, rule: dict) -> dict:
@@ -295,6 +358,7 @@ class Control:
 
     def apply_preset(self, name: str, **overrides: Any) -> list:
         """Adds a preset's rules, e.g. apply_preset("hermes_submit_accepted_drop"); the stored rules."""
+        check_name("apply_preset", "name", name, 'a preset name such as "hermes_poll_timeout"')
         return self.request("POST", "/__admin/faults/presets/" + urllib.parse.quote(name, safe=""), overrides)["rules"]
 
     def faults(self) -> list:
@@ -302,6 +366,8 @@ class Control:
 
     def delete_faults(self, id: Optional[str] = None) -> None:
         """Removes the rule with that id, or every rule of every namespace without one."""
+        if id is not None:
+            check_name("delete_faults", "id", id, "a rule id (or None, for every rule)")
         self.request("DELETE", "/__admin/faults" + ("" if id is None else "?id=" + urllib.parse.quote(id, safe="")))
 
     def requests(self, **query: Any) -> dict:
@@ -309,6 +375,7 @@ class Control:
         limit= (default 1000) entries, the newest that match, oldest first; "next" (absent on the last
         page) is the cursor= of the page of older ones. Query as GET /__admin/requests (status=,
         operationId=, limit=, cursor=, since=, all=True for every namespace; None leaves one out)."""
+        check_query("requests", query, ("since", "status", "limit", "operationId", "cursor", "all"))
         return self.request("GET", "/__admin/requests" + _query(query))
 
     def count(self, **filter: Any) -> int:
@@ -317,6 +384,7 @@ class Control:
 
     def clear_requests(self, all: bool = False) -> None:
         """Clears this namespace's journal (every namespace's with all=True)."""
+        check(isinstance(all, bool), "clear_requests", "all", "a bool", all)
         self.request("DELETE", "/__admin/requests" + ("?all=1" if all else ""))
 
     def metrics(self) -> dict:
@@ -329,9 +397,13 @@ class Control:
 
     def checkpoint(self, branch: Optional[str] = None) -> dict:
         """Commits a checkpoint of the namespace's state on a branch (default main); {"id": "cp_…", …}."""
+        if branch is not None:
+            check_name("checkpoint", "branch", branch, "a branch name (or None, for main)")
         return self.request("POST", "/__admin/checkpoints", {} if branch is None else {"branch": branch})
 
     def checkout(self, branch: str, checkpoint: str) -> dict:
         """Moves a branch head to a checkpoint and restores its state and the clock."""
+        check_name("checkout", "branch", branch, "a branch name")
+        check_name("checkout", "checkpoint", checkpoint, 'a checkpoint id such as "cp_…"')
         return self.request("POST", "/__admin/branches/" + urllib.parse.quote(branch, safe="") + "/checkout",
                             {"checkpoint": checkpoint})

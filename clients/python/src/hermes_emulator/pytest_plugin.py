@@ -25,7 +25,7 @@ from typing import Any, Iterator, Optional
 import pytest
 
 from . import HermesEmulator
-from ._control import Control, http_json
+from ._control import Control, check_path, http_json
 
 _counter = itertools.count(1)
 
@@ -58,11 +58,13 @@ class Namespace:
     def post(self, path: str, body: Any = None, headers: Optional[dict] = None) -> Any:
         """POSTs JSON in this namespace and returns the decoded answer (ControlError outside 2xx); the
         body goes as application/json unless headers give their own Content-Type."""
+        check_path("post", path)
         self.control._check_open("POST", path)
         return http_json("POST", self.url + path, body, headers, self.timeout)
 
     def get(self, path: str, headers: Optional[dict] = None) -> Any:
         """GETs JSON in this namespace (ControlError outside 2xx)."""
+        check_path("get", path)
         self.control._check_open("GET", path)
         return http_json("GET", self.url + path, None, headers, self.timeout)
 

@@ -91,7 +91,8 @@ export function serveArgs(options: ServerOptions): string[];
 /**
  * No binary, or the binary did not start (the message says why and how to get one); or a control call
  * after the server's close(), which sends nothing: "control: GET /__admin/clock: the emulator is closed
- * (server.close() was called)".
+ * (server.close() was called)", or after the binary ended by itself: "… hermes-emulator exited (code 2)
+ * while in use; stderr: …".
  */
 export class EmulatorError extends Error {}
 

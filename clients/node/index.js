@@ -189,6 +189,13 @@ export async function createServer(options = {}) {
   const { hostname, port } = new URL(url);
   const host = hostname.replace(/^\[(.*)\]$/, "$1"); // an IPv6 literal without the URL's brackets: "::1"
   const control = new Control(url, { adminKey: adminKeyOf(options, process.env), timeoutMs: options.timeoutMs });
+  // A binary that ends by itself (a crash, a kill) leaves calls failing with fetch's bare "fetch failed"
+  // and its reason unseen (log "off" keeps stderr here): they fail with that reason instead. After
+  // close(), the close's reason stays.
+  exited.then(async ({ code, signal }) => {
+    await within(stderrClosed, 1000);
+    markClosed(control, `hermes-emulator exited (${signal ?? `code ${code}`}) while in use; stderr: ${stderr.trim()}`);
+  });
   let closing;
   return {
     url,

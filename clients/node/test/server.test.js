@@ -462,3 +462,27 @@ test("a bad argument throws TypeError (RangeError for a timeout out of range) na
     });
   }
 });
+
+test("a binary that ends by itself: control calls reject with EmulatorError giving its exit and its stderr", async (t) => {
+  // They failed with fetch's TypeError "fetch failed", and the reason the binary printed (log "off"
+  // keeps its stderr in this process) was seen nowhere.
+  const bin = fakeBinary(t, "echo 'hermes-emulator listening on http://127.0.0.1:9'\nsleep 0.3\necho 'panic: boom' >&2\nexit 2\n");
+  const server = await createServer({ bin });
+  t.after(() => server.close());
+  const deadline = Date.now() + 5000;
+  let err;
+  while (Date.now() < deadline) {
+    err = await server.control.clock.get().catch((e) => e);
+    if (err instanceof EmulatorError) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.ok(err instanceof EmulatorError, String(err));
+  assert.equal(err.message, "control: GET /__admin/clock: hermes-emulator exited (code 2) while in use; stderr: panic: boom");
+  await server.close();
+  await assert.rejects(server.control.clock.get(), { message: /exited \(code 2\) while in use/ }); // the first reason stays
+  const real = await createServer();
+  process.kill(real.pid, "SIGKILL");
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await assert.rejects(real.control.clock.get(), { name: "EmulatorError", message: /^control: GET \/__admin\/clock: hermes-emulator exited \(SIGKILL\) while in use; stderr: $/ });
+  await real.close();
+});

@@ -469,3 +469,33 @@ def test_a_bad_argument_raises_type_error_or_value_error_naming_the_call_before_
     control.timeout = "5"  # an attribute: checked by the call that uses it
     with pytest.raises(TypeError, match=r"^GET /__admin/clock: timeout must be a number of seconds, 0 or more \(0: no limit\), not '5'$"):
         control.clock()
+
+
+def test_a_binary_that_ends_by_itself_makes_calls_raise_emulator_error_with_its_exit_and_stderr(tmp_path):
+    # They raised urllib's URLError "Connection refused", and the reason the binary printed (log "off"
+    # keeps its stderr in this process) was seen nowhere.
+    crashing = tmp_path / "hermes-emulator"
+    crashing.write_text("#!/bin/sh\necho 'hermes-emulator listening on http://127.0.0.1:9'\n"
+                        "sleep 0.3\necho 'panic: boom' >&2\nexit 2\n")
+    crashing.chmod(crashing.stat().st_mode | stat.S_IEXEC)
+
+    def refused_then_exited(emu):
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                emu.control.clock()
+            except EmulatorError as err:
+                return str(err)
+            except OSError:  # before the exit is seen: refused (URLError), or reset by a dying binary
+                assert time.monotonic() < deadline, "no EmulatorError within 5 s"
+                time.sleep(0.05)
+
+    with HermesEmulator(binary=str(crashing)) as emu:
+        assert refused_then_exited(emu) == "GET /__admin/clock: hermes-emulator exited (code 2) while in use; stderr: panic: boom"
+        with pytest.raises(EmulatorError, match=r"^POST /v1/runs: hermes-emulator exited \(code 2\)"):
+            emu.post("/v1/runs", {"input": "x"})
+    with pytest.raises(EmulatorError, match=r"exited \(code 2\) while in use"):  # the first reason stays
+        emu.control.clock()
+    with HermesEmulator() as emu:
+        os.kill(emu.pid, signal.SIGKILL)
+        assert refused_then_exited(emu) == "GET /__admin/clock: hermes-emulator exited (SIGKILL) while in use; stderr: "

@@ -180,6 +180,16 @@ def _restore_signals() -> None:
         _installed.discard(s)
 
 
+def _exit_status(code: int) -> str:
+    """A return code as Node's exit event tells it: "code 2", or the signal's name ("SIGKILL")."""
+    if code >= 0:
+        return f"code {code}"
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
 _CLOSED = "the emulator is closed (close() was called, or its with block ended)"
 
 
@@ -272,6 +282,18 @@ class HermesEmulator:
         self.host = self.host.strip("[]")
         self.port = int(port)
         self._control = Control(self.url, admin_key=_admin_key_of(self._args, os.environ), timeout=self.timeout)
+        # A binary that ends by itself (a crash, a kill) left calls failing with urllib's bare "Connection
+        # refused" and its reason unseen (log "off" keeps stderr here): they fail with that reason instead.
+        stderr_reader = self._readers[1]
+
+        def exited() -> str:
+            code = proc.poll()
+            if code is None:
+                return ""
+            stderr_reader.join(1)  # its last lines
+            return f"hermes-emulator exited ({_exit_status(code)}) while in use; stderr: {self._stderr_text()}"
+
+        self._control._shared.exited = exited
         return self
 
     def _await_banner(self, lines: "queue.Queue[Optional[str]]") -> str:

@@ -12,12 +12,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
 class EmulatorError(RuntimeError):
     """No binary was found, the binary did not start, or the emulator is not in the state a call needs
-    (started twice, used before start() or after close()); the message says why."""
+    (started twice, used before start(), after close() or after its binary ended by itself); the message
+    says why."""
 
     __module__ = "hermes_emulator"  # where it is imported from (and was defined before _control)
 
@@ -196,9 +197,11 @@ def http_json(method: str, url: str, body: Any = None, headers: Optional[dict] =
 
 class _Shared:
     """What a Control shares with every Control in_namespace derives from it: closed, why calls are
-    refused ("" while the emulator runs)."""
+    refused ("" while the emulator runs); exited, when the HermesEmulator started it, asks whether the
+    binary ended by itself and answers why ("" while it runs)."""
 
     closed = ""
+    exited: Optional[Callable[[], str]] = None
 
 
 def mark_closed(control: "Control", why: str) -> None:
@@ -252,7 +255,10 @@ class Control:
         return other
 
     def _check_open(self, method: str, path: str) -> None:
-        """Raises EmulatorError, naming the call, once the emulator this control came from is closed."""
+        """Raises EmulatorError, naming the call, once the emulator this control came from is closed or
+        its binary ended by itself."""
+        if not self._shared.closed and self._shared.exited is not None:
+            mark_closed(self, self._shared.exited())
         if self._shared.closed:
             raise EmulatorError(f"{method} {urllib.parse.urlsplit(path).path}: {self._shared.closed}")
 

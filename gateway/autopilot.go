@@ -87,8 +87,9 @@ func (x *tx) scenarioFinished(id string) {
 	x.moveCursor(id, func(c scenarios.Cursor, _ float64) (scenarios.Cursor, bool) { return c.Finished() })
 }
 
+// moveCursor moves run id's cursor on every branch (main may be checked out there).
 func (x *tx) moveCursor(id string, move func(scenarios.Cursor, float64) (scenarios.Cursor, bool)) {
-	if x.view || x.branch != "main" {
+	if x.view {
 		return
 	}
 	if c, ok := x.st.Cursor(id); ok {

@@ -23,7 +23,8 @@ const modelScenario = `{"scenarios":[{"name":"m","match":{"input":"^go"},"steps"
 
 // TestAutopilotModel drives admissions, answers, stops, manual observations,
 // clock advances (now and then past the 24 h of durable retention), checkpoints,
-// checkouts, logical and real restarts (a new Gateway on the same store: the
+// checkouts (answers, stops and checkpoints now and then on a branch, whose
+// checkpoints main is checked out to too), logical and real restarts (a new Gateway on the same store: the
 // reservations are then read on demand) and resets at random on a
 // frozen clock, and checks after every step every invariant the gateway holds
 // (check: every branch's State, the due-step queue following the cursors of
@@ -80,6 +81,15 @@ func TestAutopilotModel(t *testing.T) {
 			}
 		}
 	}
+	// on is main mostly, now and then branch x, whose answers and stops move
+	// its positions (no step fires there) and whose checkpoints main may be
+	// checked out to.
+	on := func(ns string) Target {
+		if rng.IntN(5) == 0 {
+			return Target{NS: ns, Branch: "x"}
+		}
+		return Main(ns)
+	}
 	for step := 0; step < 3000; step++ {
 		ns := spaces[rng.IntN(2)]
 		pick := func() string {
@@ -116,11 +126,11 @@ func TestAutopilotModel(t *testing.T) {
 			}
 		case 2:
 			choice := []string{"once", "deny"}[rng.IntN(2)]
-			if _, err := g.Approve(Main(ns), pick(), &runs.ApprovalAnswer{Choice: choice}, nil); err == nil {
+			if _, err := g.Approve(on(ns), pick(), &runs.ApprovalAnswer{Choice: choice}, nil); err == nil {
 				answered[choice]++
 			}
 		case 3:
-			_, _ = g.Stop(Main(ns), pick())
+			_, _ = g.Stop(on(ns), pick())
 		case 4:
 			_, _ = g.Observe(ns, pick(), runs.ObjectValue(&runs.Obj{Keys: []string{"status"}, Vals: []runs.Value{runs.StringValue("completed")}}), true)
 		case 5, 6:
@@ -136,7 +146,7 @@ func TestAutopilotModel(t *testing.T) {
 			}
 			g.mu.Unlock()
 		case 7:
-			cp, err := g.CommitCheckpoint(ns, "main")
+			cp, err := g.CommitCheckpoint(ns, on(ns).Branch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -284,5 +294,70 @@ func TestFailedStepIsHeard(t *testing.T) {
 	}
 	if v, err := g.RunView("ns", a.RunID); err != nil || v.Scenario != nil {
 		t.Fatalf("view %+v %v", v.Scenario, err)
+	}
+}
+
+// A branch keeps its runs' scenario positions as its public requests move
+// them — an answer resumes the scenario, a stop enters on_stop — though no
+// step fires there (only main is driven): main checked out to the branch's
+// checkpoint then resumes each run from where the branch left it. The
+// positions were copied with the branch and never moved, so a run answered
+// on the branch came back to main running with its scenario still waiting for
+// that answer, for ever (nothing pending to answer), and a run stopped on the
+// branch came back stopping with its steps, not on_stop, still to fire.
+func TestBranchMovesItsScenarioPositions(t *testing.T) {
+	set, perr := scenarios.Parse([]byte(`{"scenarios":[{"name":"ask","steps":[
+		{"after":0,"approval":{"command":"deploy"}},{"after":100,"observe":{"status":"completed","output":"done"}}],
+		"on_stop":[{"after":50,"observe":{"status":"cancelled"}}]}]}`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	g := newBoundGateway(t, Options{Scenarios: set})
+	clock := func(body string) {
+		t.Helper()
+		if _, err := g.SetClockJSON([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock(`{"set":1700000000000,"freeze":true}`)
+	admit := func() string {
+		t.Helper()
+		a, err := g.Create(Main("ns"), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.RunID
+	}
+	answered, stopped := admit(), admit()
+	clock(`{"advance":0}`) // both wait for an answer
+	x := Target{NS: "ns", Branch: "X"}
+	if _, err := g.Approve(x, answered, &runs.ApprovalAnswer{Choice: "once"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := g.Stop(x, stopped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Checkout("ns", "main", s.Checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]scenarios.Position{
+		answered: {Name: "ask", Step: "steps[1]", Due: 1700000000100},
+		stopped:  {Name: "ask", Step: "on_stop[0]", Due: 1700000000050},
+	} {
+		if v, err := g.RunView("ns", id); err != nil || v.Scenario == nil || *v.Scenario != want {
+			t.Fatalf("%s after the checkout: %+v %v, want %+v", id, v.Scenario, err, want)
+		}
+	}
+	clock(`{"advance":100}`)
+	for id, want := range map[string]string{answered: runs.Completed, stopped: runs.Cancelled} {
+		if rec, err := g.Get(Main("ns"), id); err != nil || runs.RecordStatus(runs.StoredRecord(rec)) != want {
+			t.Fatalf("%s: %s %v, want %s", id, rec, err, want)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.check(); err != nil {
+		t.Fatal(err)
 	}
 }

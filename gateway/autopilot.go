@@ -163,13 +163,13 @@ func (g *Gateway) fireStep(e scenarios.Entry) {
 
 // applyStep applies c's next step to run id, addressed first as the control
 // would; with steers: deliver, queued steer texts are delivered just before it
-// (which leaves the run's record as it was).
+// (which leaves the run's record as it was), and kept when the step fails.
 func (x *tx) applyStep(id string, c scenarios.Cursor) *runs.Error {
 	run, err := x.addressed(id)
 	if err != nil {
 		return err
 	}
-	st := c.Step()
+	st, addressed := c.Step(), x.st
 	if c.Scenario.DeliverSteers && st.Action != scenarios.DeliverSteers && x.st.SteerCount(id) > 0 {
 		if _, err := x.deliver(id, run); err != nil {
 			return err
@@ -182,6 +182,9 @@ func (x *tx) applyStep(id string, c scenarios.Cursor) *runs.Error {
 		_, err = x.events(id, run, st.Body, true)
 	case scenarios.DeliverSteers:
 		_, err = x.deliver(id, run)
+	}
+	if err != nil {
+		x.st = addressed // nothing applied: the steers stay queued
 	}
 	return err
 }

@@ -361,3 +361,40 @@ func TestBranchMovesItsScenarioPositions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A step whose control fails applies nothing (docs/scenarios.md §3), not even
+// the steer delivery that steers: deliver applies just before it: the queued
+// texts stay queued. They were delivered, without a checkpoint, when an
+// approval step's request_id was already pending (an approval observed by hand).
+func TestFailedStepDeliversNoSteers(t *testing.T) {
+	set, perr := scenarios.Parse([]byte(`{"scenarios":[{"name":"s","steers":"deliver","steps":[
+		{"after":0,"observe":{"status":"running"}},{"after":100,"approval":{"request_id":"r1"}}]}]}`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	g := newBoundGateway(t, Options{Scenarios: set})
+	if _, err := g.SetClockJSON([]byte(`{"set":1700000000000,"freeze":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	a, err := g.Create(Main("ns"), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.SetClockJSON([]byte(`{"advance":0}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Steer(Main("ns"), a.RunID, "left, not right", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	ask, _ := runs.Parse([]byte(`{"status":"waiting_for_approval","approval":{"request_id":"r1"}}`))
+	if _, err := g.Observe("ns", a.RunID, ask, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.SetClockJSON([]byte(`{"advance":100}`)); err != nil {
+		t.Fatal(err)
+	}
+	v, verr := g.RunView("ns", a.RunID)
+	if verr != nil || v.Scenario != nil || !slices.Equal(v.Steers, []string{"left, not right"}) {
+		t.Fatalf("after the failed step: scenario %+v, steers %q, %v; want no scenario and the text still queued", v.Scenario, v.Steers, verr)
+	}
+}

@@ -6,8 +6,9 @@ import (
 	"sync"
 )
 
-// maxDepth is the deepest nesting of arrays and objects a body may have (wire.md §2.1, D1 (3)).
-const maxDepth = 1000
+// MaxDepth is the deepest nesting of arrays and objects a body may have (wire.md §2.1, D1 (3)).
+// A YAML scenario file has the same bound (package scenarios).
+const MaxDepth = 1000
 
 // bigObject is the key count from which an object being parsed indexes its keys
 // in a map, so duplicate detection stays linear for objects with many keys.
@@ -146,7 +147,7 @@ value:
 	}
 	switch c := p.s[p.pos]; c {
 	case '{', '[':
-		if len(p.stack) >= maxDepth {
+		if len(p.stack) >= MaxDepth {
 			return Value{}, p.fail("nesting deeper than 1000")
 		}
 		p.pos++

@@ -35,7 +35,7 @@ func FuzzParse(f *testing.F) {
 		if (err == nil) != (err2 == nil) {
 			t.Fatalf("Parse not deterministic: %v vs %v", err, err2)
 		}
-		if len(in) <= maxDepth && utf8.Valid(in) && !bytes.HasPrefix(in, []byte(utf8BOM)) {
+		if len(in) <= MaxDepth && utf8.Valid(in) && !bytes.HasPrefix(in, []byte(utf8BOM)) {
 			if want := json.Valid(in); (err == nil) != want {
 				t.Fatalf("Parse(%q) err = %v, encoding/json valid = %v", in, err, want)
 			}

@@ -232,3 +232,25 @@ func TestYAMLValues(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// A YAML file nests at most as deep as a JSON body may (runs.MaxDepth), so
+// its JSON form (GET /__admin/hermes/scenarios) is one PUT takes: yaml.v3
+// alone allowed 10,000, and a set nested 5,000 deep was loaded whose GET the
+// PUT refused. Nesting through an alias counts where the alias stands.
+func TestYAMLDepthIsJSONs(t *testing.T) {
+	nested := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, c := range []struct {
+		name, in, msg string
+	}{
+		{"JSON, 1000 deep", `{"scenarios":` + nested(999) + `}`, `scenarios[0]: expected an object`},
+		{"YAML, 1000 deep", "scenarios: " + nested(999) + "\n", `scenarios[0]: expected an object`},
+		{"JSON, 1001 deep", `{"scenarios":` + nested(1000) + `}`, `invalid JSON at offset 1012: nesting deeper than 1000`},
+		{"YAML, 1001 deep", "scenarios: " + nested(1000) + "\n", `invalid YAML: line 1: nesting deeper than 1000`},
+		{"YAML, 1001 deep through an alias", "a: &a " + nested(999) + "\nscenarios: [*a]\n", `invalid YAML: line 1: nesting deeper than 1000`},
+	} {
+		_, err := Parse([]byte(c.in))
+		if err == nil || err.Message != c.msg {
+			t.Errorf("%s: %v, want %q", c.name, err, c.msg)
+		}
+	}
+}

@@ -47,33 +47,39 @@ func decode(data []byte) (runs.Value, error) {
 		return runs.Value{}, fmt.Errorf("invalid YAML: line %d: a second document (a scenario file is one)", next.Line)
 	}
 	budget := maxValues
-	return fromNode(&doc, &budget)
+	return fromNode(&doc, &budget, 0)
 }
 
 func yamlError(err error) error {
 	return fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
-// fromNode converts a YAML node to the JSON value model: mappings to objects
-// (keys in order; a repeated key keeps its first position and last value, as
-// JSON objects do), sequences to arrays, and scalars by their resolved tag
-// (null, bool, int, float; everything else is a string).
-func fromNode(n *yaml.Node, budget *int) (runs.Value, error) {
+// fromNode converts a YAML node at nesting depth (the containers around it)
+// to the JSON value model: mappings to objects (keys in order), sequences to
+// arrays, and scalars by their resolved tag (null, bool, int, float;
+// everything else is a string; a repeated key keeps its first position and
+// last value, as JSON objects do). Nesting deeper than runs.MaxDepth is
+// refused, as the JSON reader does, so that the set's JSON form is a body
+// PUT takes.
+func fromNode(n *yaml.Node, budget *int, depth int) (runs.Value, error) {
 	if *budget--; *budget < 0 {
 		return runs.Value{}, errTooLarge
+	}
+	if (n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode) && depth >= runs.MaxDepth {
+		return runs.Value{}, fmt.Errorf("invalid YAML: line %d: nesting deeper than %d", n.Line, runs.MaxDepth)
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return runs.NullValue(), nil
 		}
-		return fromNode(n.Content[0], budget)
+		return fromNode(n.Content[0], budget, depth)
 	case yaml.AliasNode:
-		return fromNode(n.Alias, budget)
+		return fromNode(n.Alias, budget, depth)
 	case yaml.SequenceNode:
 		arr := make([]runs.Value, 0, len(n.Content))
 		for _, c := range n.Content {
-			v, err := fromNode(c, budget)
+			v, err := fromNode(c, budget, depth+1)
 			if err != nil {
 				return runs.Value{}, err
 			}
@@ -87,7 +93,7 @@ func fromNode(n *yaml.Node, budget *int) (runs.Value, error) {
 			if k.Kind != yaml.ScalarNode {
 				return runs.Value{}, fmt.Errorf("invalid YAML: line %d: mapping keys must be scalars", k.Line)
 			}
-			v, err := fromNode(n.Content[i+1], budget)
+			v, err := fromNode(n.Content[i+1], budget, depth+1)
 			if err != nil {
 				return runs.Value{}, err
 			}

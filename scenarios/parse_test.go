@@ -78,6 +78,11 @@ func TestParseErrors(t *testing.T) {
 		{"scenarios:\n  - name: a\n    steps:\n      - after: 0\n        events: [{event: subagent.start, cost_usd: .nan}]\n", `invalid YAML: line 5: .nan is not a finite number`},
 		{"scenarios:\n  - name: a\n    steps:\n      - after: -.Inf\n        observe: {status: running}\n", `invalid YAML: line 4: -.Inf is not a finite number`},
 		{"scenarios:\n  - name: a\n    steps:\n      - after: 0\n        events: [{event: tool.completed, tool: t, duration: .inf}]\n", `invalid YAML: line 5: .inf is not a finite number`},
+		// YAML keys are unique: a repeated one is refused, not read as a JSON
+		// object's last value (the first steps list would go unread).
+		{"scenarios:\n  - name: a\n    steps: [{after: 0, observe: {status: running}}]\n    match: {input: x}\n    steps: [{after: 0, observe: {status: failed}}]\n", `invalid YAML: line 5: mapping key "steps" already defined at line 3`},
+		{"scenarios:\n  - name: a\n    steps: [{after: 0, observe: {status: completed, output: x, output: y}}]\n", `invalid YAML: line 3: mapping key "output" already defined at line 3`},
+		{"scenarios:\n  - {name: a, steps: [{after: 0, deliver_steers: true}], 1: x, \"1\": y}\n", `invalid YAML: line 2: mapping key "1" already defined at line 2`},
 	} {
 		_, err := Parse([]byte(c.in))
 		if err == nil {

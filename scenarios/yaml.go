@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -57,10 +58,11 @@ func yamlError(err error) error {
 // fromNode converts a YAML node at nesting depth (the containers around it)
 // to the JSON value model: mappings to objects (keys in order), sequences to
 // arrays, and scalars by their resolved tag (null, bool, int, float;
-// everything else is a string; a repeated key keeps its first position and
-// last value, as JSON objects do). Nesting deeper than runs.MaxDepth is
+// everything else is a string). Nesting deeper than runs.MaxDepth is
 // refused, as the JSON reader does, so that the set's JSON form is a body
-// PUT takes.
+// PUT takes; so is a key given twice in one mapping (YAML keys are unique:
+// a JSON object would keep the second value only, and steps written twice
+// would lose the first list unread).
 func fromNode(n *yaml.Node, budget *int, depth int) (runs.Value, error) {
 	if *budget--; *budget < 0 {
 		return runs.Value{}, errTooLarge
@@ -88,11 +90,16 @@ func fromNode(n *yaml.Node, budget *int, depth int) (runs.Value, error) {
 		return runs.ArrayValue(arr...), nil
 	case yaml.MappingNode:
 		o := &runs.Obj{}
+		first := map[string]int{} // the line of each key
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if k.Kind != yaml.ScalarNode {
 				return runs.Value{}, fmt.Errorf("invalid YAML: line %d: mapping keys must be scalars", k.Line)
 			}
+			if line, ok := first[k.Value]; ok {
+				return runs.Value{}, fmt.Errorf("invalid YAML: line %d: mapping key %s already defined at line %d", k.Line, strconv.Quote(k.Value), line)
+			}
+			first[k.Value] = k.Line
 			v, err := fromNode(n.Content[i+1], budget, depth+1)
 			if err != nil {
 				return runs.Value{}, err

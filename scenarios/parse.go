@@ -8,9 +8,11 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
@@ -59,7 +61,7 @@ func FromValue(v runs.Value) (*Set, *runs.Error) {
 	}
 	for _, k := range v.Obj.Keys {
 		if k != "scenarios" {
-			return nil, bad(k, msgUnsupported)
+			return nil, bad(field("", k), msgUnsupported)
 		}
 	}
 	list, ok := v.Obj.Get("scenarios")
@@ -102,10 +104,55 @@ func object(p string, v runs.Value, allowed map[string]bool) (*runs.Obj, *runs.E
 	}
 	for _, k := range v.Obj.Keys {
 		if !allowed[k] {
-			return nil, bad(p+"."+k, msgUnsupported)
+			return nil, bad(field(p, k), msgUnsupported)
 		}
 	}
 	return v.Obj, nil
+}
+
+// plainKey is a key a path names as is (p.key); maxEcho bounds what an error
+// repeats of a key or a regular expression from the file.
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+const maxEcho = 64
+
+// field is the path of key k of the object at p: p.k, or p["k"] — quoted,
+// and cut after maxEcho bytes — when k is not a plain name (a line break, a
+// dot, a 1 MB key), so that an error stays one short line that names the
+// field unambiguously.
+func field(p, k string) string {
+	if plainKey.MatchString(k) {
+		if p == "" {
+			return k
+		}
+		return p + "." + k
+	}
+	return p + "[" + echo(k) + "]"
+}
+
+// echo is s quoted as a Go string, cut after at most maxEcho bytes, at a
+// character's start ("…" then follows the closing quote).
+func echo(s string) string {
+	if len(s) <= maxEcho {
+		return strconv.Quote(s)
+	}
+	n := maxEcho
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(s[:n]) + "…"
+}
+
+// regexpError is the message of a regular expression that does not compile:
+// Go's, which repeats the expression in backquotes, unless the expression
+// holds a line break or another unprintable character or is longer than
+// maxEcho — then it is quoted and cut (echo), so the error stays one line.
+func regexpError(err error) string {
+	var se *syntax.Error
+	if !errors.As(err, &se) || (len(se.Expr) <= maxEcho && strings.IndexFunc(se.Expr, func(r rune) bool { return !strconv.IsPrint(r) }) < 0) {
+		return err.Error()
+	}
+	return "error parsing regexp: " + string(se.Code) + ": " + echo(se.Expr)
 }
 
 func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
@@ -171,7 +218,7 @@ func parseMatch(p string, v runs.Value) (Match, *runs.Error) {
 		}
 		r, err := regexp.Compile(s.Str)
 		if err != nil {
-			return nil, bad(p+"."+k, err.Error())
+			return nil, bad(p+"."+k, regexpError(err))
 		}
 		return r, nil
 	}

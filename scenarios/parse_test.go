@@ -63,6 +63,16 @@ func TestParseErrors(t *testing.T) {
 		{`{"scenarios":[{"name":"a","steps":[{"after":0,"deliver_steers":true}],"if_denied":{}}]}`, `scenarios[0].if_denied: expected a list of steps`},
 		{`{"scenarios":[{"name":"a","steps":[{"after":0,"deliver_steers":true}],"on_stop":[{"after":0,"observe":{"status":"cancelled","usage":{}}}]}]}`, `scenarios[0].on_stop[0].observe: result fields require completed status`},
 		{`{"scenarios":[{"name":"a","steps":[{"after":0,"deliver_steers":true}],"steers":"drop"}]}`, `scenarios[0].steers: expected deliver or keep`},
+		// A key or an expression from the file is echoed on one short line:
+		// quoted when it is not a plain name, cut after 64 bytes.
+		{`{"scenarios":[{"name":"a","steps":[],"x\ny":1}]}`, `scenarios[0]["x\ny"]: unsupported field`},
+		{`{"scenarios":[{"name":"a","steps":[],"a.b":1}]}`, `scenarios[0]["a.b"]: unsupported field`},
+		{`{"scenarios":[{"name":"a","steps":[],"":1}]}`, `scenarios[0][""]: unsupported field`},
+		{`{"scenarios":[],"é":1}`, `["é"]: unsupported field`},
+		{`{"scenarios":[{"name":"a","steps":[],"` + strings.Repeat("k", 100) + `":1}]}`, `scenarios[0]["` + strings.Repeat("k", 64) + `"…]: unsupported field`},
+		{`{"scenarios":[{"name":"a","steps":[],"` + strings.Repeat("k", 63) + `é":1}]}`, `scenarios[0]["` + strings.Repeat("k", 63) + `"…]: unsupported field`},
+		{`{"scenarios":[{"name":"a","match":{"input":"(deploy\n"},"steps":[]}]}`, `scenarios[0].match.input: error parsing regexp: missing closing ): "(deploy\n"`},
+		{`{"scenarios":[{"name":"a","match":{"input":"(` + strings.Repeat("x", 100) + `"},"steps":[]}]}`, `scenarios[0].match.input: error parsing regexp: missing closing ): "(` + strings.Repeat("x", 63) + `"…`},
 		{`{"scenarios":[`, `invalid JSON at offset 14: unexpected end of input`},
 		{"scenarios:\n  - name: a\n   steps: []\n", `invalid YAML: line 1: did not find expected '-' indicator`},
 		{"- a\n- b\n", `expected {"scenarios":[...]}`},

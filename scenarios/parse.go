@@ -26,6 +26,7 @@ const (
 	msgObject        = "expected an object"
 	msgUnsupported   = "unsupported field"
 	msgName          = "must match " + runs.NameRule
+	msgNameString    = "expected a string (in YAML, quote a name such as 1, 1.0, true or null)"
 	msgString        = "expected a string"
 	msgSteps         = "expected a non-empty list of steps"
 	msgStepList      = "expected a list of steps"
@@ -161,9 +162,14 @@ func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
 		return nil, err
 	}
 	sc := &Scenario{IfDenied: defaultIfDenied(), OnStop: defaultOnStop()}
-	name, _ := o.Get("name")
-	// The name rule of namespaces and branches (runs.ValidName).
-	if name.Kind != runs.String || !runs.ValidName(name.Str) {
+	name, ok := o.Get("name")
+	// The name rule of namespaces and branches (runs.ValidName). A name that
+	// is not a string is told so: "must match" misled for name: 1 in YAML,
+	// which reads 1 as a number although "1" matches.
+	if ok && name.Kind != runs.String {
+		return nil, bad(p+".name", msgNameString)
+	}
+	if !runs.ValidName(name.Str) {
 		return nil, bad(p+".name", msgName)
 	}
 	sc.Name = name.Str

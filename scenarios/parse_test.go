@@ -22,6 +22,11 @@ func TestParseErrors(t *testing.T) {
 		{`{"scenarios":[{"name":"a","steps":[],"x":1}]}`, `scenarios[0].x: unsupported field`},
 		{`{"scenarios":[{"steps":[]}]}`, `scenarios[0].name: must match /^[A-Za-z0-9_.-]{1,64}$/`},
 		{`{"scenarios":[{"name":"a b","steps":[]}]}`, `scenarios[0].name: must match /^[A-Za-z0-9_.-]{1,64}$/`},
+		// A name YAML reads as something else than a string says so.
+		{"scenarios:\n  - name: 1\n    steps: []\n", `scenarios[0].name: expected a string (in YAML, quote a name such as 1, 1.0, true or null)`},
+		{"scenarios:\n  - name: true\n    steps: []\n", `scenarios[0].name: expected a string (in YAML, quote a name such as 1, 1.0, true or null)`},
+		{"scenarios:\n  - name:\n    steps: []\n", `scenarios[0].name: expected a string (in YAML, quote a name such as 1, 1.0, true or null)`},
+		{"scenarios:\n  - name: \"1\"\n    steps: []\n", `scenarios[0].steps: expected a non-empty list of steps`},
 		{`{"scenarios":[{"name":"` + strings.Repeat("a", 65) + `","steps":[]}]}`, `scenarios[0].name: must match /^[A-Za-z0-9_.-]{1,64}$/`},
 		{`{"scenarios":[{"name":"a","steps":[{"after":0,"deliver_steers":true}]},{"name":"a","steps":[{"after":0,"deliver_steers":true}]}]}`, `scenarios[1].name: duplicate name "a"`},
 		{`{"scenarios":[{"name":"a","match":[],"steps":[]}]}`, `scenarios[0].match: expected an object`},

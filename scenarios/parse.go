@@ -34,6 +34,7 @@ const (
 	msgAfter         = `expected a duration such as "250ms" (at most 2562047h) or a number of milliseconds (at most 8.64e15), at least 0`
 	msgOneAction     = "expected exactly one of observe, events, approval, deliver_steers"
 	msgDeliverSteers = "expected true"
+	msgValues        = "the set holds more than 1,000,000 values"
 )
 
 var (
@@ -59,6 +60,9 @@ func Parse(data []byte) (*Set, *runs.Error) {
 func FromValue(v runs.Value) (*Set, *runs.Error) {
 	if v.Kind != runs.Object {
 		return nil, bad("", msgRoot)
+	}
+	if budget := maxValues; !fits(v, &budget) {
+		return nil, bad("", msgValues)
 	}
 	for _, k := range v.Obj.Keys {
 		if k != "scenarios" {
@@ -87,6 +91,29 @@ func FromValue(v runs.Value) (*Set, *runs.Error) {
 		set.Scenarios = append(set.Scenarios, sc)
 	}
 	return set, nil
+}
+
+// fits reports whether v holds at most *budget values (every array, object,
+// string, number, boolean and null counts one), using up the budget: a set
+// is kept for as long as its namespace has it, about 80 bytes a value, so a
+// JSON body or file is bounded as a YAML file is (maxValues).
+func fits(v runs.Value, budget *int) bool {
+	if *budget--; *budget < 0 {
+		return false
+	}
+	for _, el := range v.Arr {
+		if !fits(el, budget) {
+			return false
+		}
+	}
+	if v.Kind == runs.Object {
+		for _, el := range v.Obj.Vals {
+			if !fits(el, budget) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // bad is a validation error at path (the root when path is "").

@@ -133,6 +133,18 @@ func TestParseBounds(t *testing.T) {
 	if _, err := Parse([]byte(bomb)); err == nil || err.Message != errTooLarge.Error() {
 		t.Fatalf("got %v", err)
 	}
+	// A JSON file or PUT body holds at most as many values as a YAML file
+	// may expand to: a 4 MB body of a million numbers in an approval object
+	// was kept (~80 MB a namespace), 2.4 million in 4.8 MB took ~300 MB.
+	values := func(n int) string { // a set of n values in all
+		return `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"x":[` + strings.Repeat("0,", n-10) + `0]}}]}]}`
+	}
+	if _, err := Parse([]byte(values(maxValues))); err != nil {
+		t.Fatalf("%d values: %v", maxValues, err)
+	}
+	if _, err := Parse([]byte(values(maxValues + 1))); err == nil || err.Message != "the set holds more than 1,000,000 values" {
+		t.Fatalf("%d values: %v", maxValues+1, err)
+	}
 }
 
 func itoa(i int) string { return runs.IntValue(int64(i)).Int }

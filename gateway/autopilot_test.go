@@ -398,3 +398,62 @@ func TestFailedStepDeliversNoSteers(t *testing.T) {
 		t.Fatalf("after the failed step: scenario %+v, steers %q, %v; want no scenario and the text still queued", v.Scenario, v.Steers, verr)
 	}
 }
+
+// A checkout that moves the frozen clock forward fires the steps of the other
+// namespaces it passes, each at its own due time, as a clock set would
+// (docs/scenarios.md §2): they stayed due, unfired while the clock read past
+// them, and fired at the next clock request reading its time — shifted. The
+// namespace checked out gets its own positions back as they were: a step due
+// at the checkpoint's time does not fire.
+func TestCheckoutMovingTheClockFiresOtherNamespaces(t *testing.T) {
+	set, perr := scenarios.Parse([]byte(`{"scenarios":[{"name":"s","steps":[
+		{"after":0,"observe":{"status":"running"}},{"after":100,"events":[{"event":"tool.started","tool":"t"}]},{"after":1000,"observe":{"status":"completed"}}]}]}`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	g := newBoundGateway(t, Options{Scenarios: set})
+	clock := func(body string) {
+		t.Helper()
+		if _, err := g.SetClockJSON([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admit := func(ns string) (string, string) {
+		t.Helper()
+		a, err := g.Create(Main(ns), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.RunID, a.Checkpoint
+	}
+	clock(`{"set":1700000000500,"freeze":true}`)
+	runA, cp := admit("a") // its first step is due at the checkpoint's time
+	clock(`{"set":1700000000000}`)
+	runB, _ := admit("b")
+	if err := g.Checkout("a", "main", cp); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.Clock(); st.Now != 1700000000500 {
+		t.Fatalf("clock after the checkout: %+v", st)
+	}
+	rec, _ := g.Get(Main("b"), runB)
+	if r := runs.StoredRecord(rec); runs.RecordStatus(r) != runs.Running || string(runs.MarshalValue(mustGet(r, "updated_at"))) != "1700000000.1" {
+		t.Fatalf("b's run after the checkout: %s", rec)
+	}
+	if v, _ := g.RunView("b", runB); v.Scenario == nil || *v.Scenario != (scenarios.Position{Name: "s", Step: "steps[2]", Due: 1700000001100}) {
+		t.Fatalf("b's position: %+v", v.Scenario)
+	}
+	if v, _ := g.RunView("a", runA); v.Status != runs.Queued || v.Scenario == nil || v.Scenario.Step != "steps[0]" {
+		t.Fatalf("a's run: %s %+v", v.Status, v.Scenario)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustGet(o *runs.Obj, k string) runs.Value {
+	v, _ := o.Get(k)
+	return v
+}

@@ -23,8 +23,8 @@ const modelScenario = `{"scenarios":[{"name":"m","match":{"input":"^go"},"steps"
 
 // TestAutopilotModel drives admissions, answers, stops, manual observations,
 // clock advances (now and then past the 24 h of durable retention), checkpoints,
-// checkouts (answers, stops and checkpoints now and then on a branch, whose
-// checkpoints main is checked out to too), logical and real restarts (a new Gateway on the same store: the
+// checkouts (answers, stops, checkpoints and checkouts now and then on a
+// branch, whose checkpoints main is checked out to too), logical and real restarts (a new Gateway on the same store: the
 // reservations are then read on demand) and resets at random on a
 // frozen clock, and checks after every step every invariant the gateway holds
 // (check: every branch's State, the due-step queue following the cursors of
@@ -154,7 +154,7 @@ func TestAutopilotModel(t *testing.T) {
 		case 8:
 			if len(cps) > 0 {
 				c := cps[rng.IntN(len(cps))]
-				_ = g.Checkout(c.ns, "main", c.id)
+				_ = g.Checkout(c.ns, on(c.ns).Branch, c.id)
 			}
 		case 9:
 			if rng.IntN(10) != 0 { // rarely: they drop every run of the namespace

@@ -104,13 +104,14 @@ func (h host) Restore(branch, id string, c captured, checkout bool) {
 	if checkout && c.clock.Now(g.opts.Wall()) > g.nowMs() { // steps the clock passes fire, as at a set, but ns's (its timeline is busy)
 		g.auto.due.RemoveNS(ns.name)
 		g.advanceScenarios(true, c.clock)
+		g.resyncCursors(ns.name, ns.branches["main"].st)
 	}
 	if branch == "main" {
 		g.rewriteDurable(ns.name, c.st)
+		g.resyncCursors(ns.name, c.st) // scenario positions come back with the state
 	}
 	g.transports.Destroy(ns.name, branch)
 	bs.st = c.st
-	g.resyncCursors(ns.name, ns.branches["main"].st) // main's scenario positions, restored or kept
 	bs.version++
 	bs.cpAt = bs.version
 	h.tell(Change{Kind: "branch.restored", Namespace: ns.name, Branch: branch, Checkpoint: id})

@@ -98,6 +98,9 @@ func TestParseErrors(t *testing.T) {
 		{"scenarios:\n  - name: a\n    steps: [{after: 0, observe: {status: running}}]\n    match: {input: x}\n    steps: [{after: 0, observe: {status: failed}}]\n", `invalid YAML: line 5: mapping key "steps" already defined at line 3`},
 		{"scenarios:\n  - name: a\n    steps: [{after: 0, observe: {status: completed, output: x, output: y}}]\n", `invalid YAML: line 3: mapping key "output" already defined at line 3`},
 		{"scenarios:\n  - {name: a, steps: [{after: 0, deliver_steers: true}], 1: x, \"1\": y}\n", `invalid YAML: line 2: mapping key "1" already defined at line 2`},
+		// An alias repeats a body; a merge key is not a merge (docs/scenarios.md).
+		{"scenarios:\n  - name: a\n    steps:\n      - &s {after: 0, observe: {status: running}}\n      - {<<: *s, after: 1s}\n", `scenarios[0].steps[1]["<<"]: unsupported field`},
+		{"scenarios:\n  - name: a\n    steps:\n      - {after: 0, observe: &o {status: running, output: x}}\n      - {after: 0, observe: *o}\n", `scenarios[0].steps[0].observe: result fields require completed status`},
 	} {
 		_, err := Parse([]byte(c.in))
 		if err == nil {

@@ -143,8 +143,8 @@ func unescape(s string) string {
 
 // prepare runs after routing and before every handler: read the body (413,
 // 400 not JSON, 503 busy), check the admin namespace of state routes, validate
-// against admin.yaml. An unmatched route goes on to Echo's 404/405, which
-// errorHandler renders as the admin 404.
+// against admin.yaml. A path or method that is no operation of admin.yaml
+// answers the admin 404 of errorHandler.
 func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(ec echo.Context) error {
 		c := callOf(ec)
@@ -153,7 +153,9 @@ func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		op := theContract().op(ec.Request().Method, ec.Path())
 		if op == nil {
-			return next(ec)
+			// No operation of admin.yaml: the admin 404, never Echo's
+			// own answers (204 to OPTIONS, 405 with Allow).
+			return echo.ErrNotFound
 		}
 		release, err := a.readBody(c)
 		// The handler reads the parsed body, a copy: the raw bytes go back
@@ -207,6 +209,7 @@ func (a *Admin) errorHandler(err error, ec echo.Context) {
 	if errors.As(err, &he) && (he.Code == http.StatusNotFound || he.Code == http.StatusMethodNotAllowed) {
 		c := callOf(ec)
 		a.d.Bodies.Unread(ec.Response(), c.r)
+		ec.Response().Header().Del(echo.HeaderAllow) // x-mockingbird and nothing else (controls §1)
 		err = runs.Admin(404, "no admin route "+runs.Echo(c.r.Method)+" "+runs.Echo(c.rel)+"; GET /__admin lists them")
 	}
 	handlers.WriteError(ec.Response(), err)

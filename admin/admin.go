@@ -59,6 +59,9 @@ type call struct {
 	body    runs.Value
 	hasBody bool
 	query   url.Values
+	// queryErr: the query string did not split into name=value pairs (a
+	// ";", a bad %-escape); url.ParseQuery drops those pairs.
+	queryErr error
 }
 
 type callKey struct{}
@@ -94,7 +97,8 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request, rawPath string
 		stamp += "; ns=" + headerNS
 	}
 	w.Header().Set("X-Mockingbird", stamp)
-	c := &call{w: w, r: r, ns: headerNS, query: r.URL.Query()}
+	query, queryErr := url.ParseQuery(r.URL.RawQuery)
+	c := &call{w: w, r: r, ns: headerNS, query: query, queryErr: queryErr}
 	if v, ok := c.query["namespace"]; ok {
 		c.ns = v[0]
 	}
@@ -164,6 +168,9 @@ func (a *Admin) prepare(next echo.HandlerFunc) echo.HandlerFunc {
 		release()
 		if err != nil {
 			return err
+		}
+		if c.queryErr != nil { // a pair Go dropped would be read as absent
+			return runs.Admin(400, "query string is not valid: "+runs.Echo(c.queryErr.Error()))
 		}
 		if op.stateNS && !runs.ValidName(c.ns) {
 			return runs.BadName("x-mockingbird-namespace", 400)

@@ -53,7 +53,7 @@ func TestDeleteFaults(t *testing.T) {
 		{"unknown id", "/__admin/faults?id=nope", 404, adminEnvelope("no fault nope"), "fault_1,x"},
 		{"empty id is an id", "/__admin/faults?id=", 404, adminEnvelope("no fault "), "fault_1,x"},
 		{"bare id is an empty id", "/__admin/faults?id", 404, adminEnvelope("no fault "), "fault_1,x"},
-		{"first id wins", "/__admin/faults?id=x&id=fault_1", 200, `{"status":"ok"}`, "fault_1"},
+		{"a repeated id is refused", "/__admin/faults?id=x&id=fault_1", 400, adminEnvelope("id: expected once"), "fault_1,x"},
 		{"a long id is quoted cut (H9)", "/__admin/faults?id=" + strings.Repeat("y", 3000), 404, adminEnvelope("no fault " + strings.Repeat("y", 1024)), "fault_1,x"},
 		{"id with other parameters", "/__admin/faults?namespace=a&id=", 404, adminEnvelope("no fault "), "fault_1,x"},
 	}

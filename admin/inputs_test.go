@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/credentials"
@@ -58,5 +59,84 @@ func TestWrongMethodIsNoRoute(t *testing.T) {
 		if v, ok := w.Header()["Allow"]; ok {
 			t.Errorf("%s %s: Allow %q", c.method, c.target, v)
 		}
+	}
+}
+
+// A query parameter the route does not declare is refused, naming it (as an
+// unknown body field is, H6): DELETE /__admin/faults?ID=x removed every rule,
+// ?statsu=running answered the unfiltered page, and ?all=1 on the count was
+// dropped.
+func TestUnknownQueryParameter(t *testing.T) {
+	a := fullAdmin(t)
+	must(t, a, "POST", "/__admin/faults", `{"status":500,"id":"x"}`, 201)
+	for _, c := range []struct{ method, target, body, name string }{
+		{"DELETE", "/__admin/faults?ID=x", "", "ID"},
+		{"GET", "/__admin/hermes/runs?statsu=running", "", "statsu"},
+		{"POST", "/__admin/requests/count?all=1", "", "all"},
+		{"GET", "/__admin/clock?x=1", "", "x"},
+		{"POST", "/__admin/reset?al=1", "", "al"},
+		{"DELETE", "/__admin/credentials?cred=a", "", "cred"},
+		{"GET", "/__admin/requests?operationid=RunGet&limit=5", "", "operationid"},
+		{"GET", "/__admin/metrics?namespace=a&b=1&a=2", "", "a"}, // the first in code-point order
+		{"GET", "/__admin/clock?" + strings.Repeat("q", 3000) + "=1", "", strings.Repeat("q", 1024)},
+	} {
+		w := adminDo(a, c.method, c.target, c.body)
+		if want := adminEnvelope("unknown query parameter " + c.name); w.Code != 400 || w.Body.String() != want {
+			t.Errorf("%s %s: %d %s, want 400 %s", c.method, c.target, w.Code, w.Body, want)
+		}
+	}
+	if got := faultIDs(t, a.d.Faults); got != "x" {
+		t.Fatalf("rules left %q", got)
+	}
+	if got := must(t, a, "GET", "/__admin/namespaces", "", 200); got != `{"default":"default","namespaces":[]}` {
+		t.Fatalf("a refused reset created a namespace: %s", got)
+	}
+}
+
+// A query parameter given twice is refused: the first value used to count and
+// the others to be dropped without a word (?status=200&status=404).
+func TestRepeatedQueryParameter(t *testing.T) {
+	a := fullAdmin(t)
+	must(t, a, "POST", "/__admin/faults", `{"status":500,"id":"x"}`, 201)
+	must(t, a, "POST", "/__admin/checkpoints?namespace=n1", "", 201)
+	for _, c := range []struct{ method, target, name string }{
+		{"GET", "/__admin/requests?status=200&status=404", "status"},
+		{"POST", "/__admin/reset?all=1&all=0", "all"},
+		{"POST", "/__admin/reset?namespace=n1&namespace=n2", "namespace"},
+		{"DELETE", "/__admin/faults?id=x&id=x", "id"},
+		{"GET", "/__admin/hermes/runs?limit=1&limit=2", "limit"},
+	} {
+		w := adminDo(a, c.method, c.target, "")
+		if want := adminEnvelope(c.name + ": expected once"); w.Code != 400 || w.Body.String() != want {
+			t.Errorf("%s %s: %d %s, want 400 %s", c.method, c.target, w.Code, w.Body, want)
+		}
+	}
+	if got := faultIDs(t, a.d.Faults); got != "x" {
+		t.Fatalf("rules left %q", got)
+	}
+	if got := must(t, a, "GET", "/__admin/namespaces", "", 200); got != `{"default":"default","namespaces":["n1"]}` {
+		t.Fatalf("namespaces %s", got)
+	}
+}
+
+// A query string that does not split into name=value pairs is refused:
+// url.ParseQuery drops a pair with a ";" or a bad %-escape, and the route
+// read it as absent (?all=1;x=2 reset one namespace, ?namespace=%zz the
+// default one).
+func TestQueryStringNotValid(t *testing.T) {
+	a := fullAdmin(t)
+	must(t, a, "POST", "/__admin/faults", `{"status":500,"id":"x"}`, 201)
+	for _, c := range []struct{ method, target, msg string }{
+		{"POST", "/__admin/reset?all=1;x=2", "query string is not valid: invalid semicolon separator in query"},
+		{"POST", "/__admin/reset?namespace=%zz", `query string is not valid: invalid URL escape \"%zz\"`},
+		{"DELETE", "/__admin/faults?id=x;y", "query string is not valid: invalid semicolon separator in query"},
+	} {
+		w := adminDo(a, c.method, c.target, "")
+		if want := adminEnvelope(c.msg); w.Code != 400 || w.Body.String() != want {
+			t.Errorf("%s %s: %d %s, want 400 %s", c.method, c.target, w.Code, w.Body, want)
+		}
+	}
+	if got := faultIDs(t, a.d.Faults); got != "x" {
+		t.Fatalf("rules left %q", got)
 	}
 }

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -23,6 +24,19 @@ var visitOpts = []openapi3.SchemaValidationOption{openapi3.MultiErrors(), openap
 // against op; nil means the validator lets the request through to the
 // handler.
 func (op *operation) validate(q url.Values, body runs.Value, hasBody bool) *runs.Error {
+	// A parameter the route does not know, or one given twice, would be
+	// dropped without a word: refused, naming it (the first by code point).
+	names := slices.Sorted(maps.Keys(q))
+	for _, name := range names {
+		if !slices.ContainsFunc(op.params, func(p *openapi3.Parameter) bool { return p.Name == name }) {
+			return runs.Admin(400, "unknown query parameter "+runs.Echo(name))
+		}
+	}
+	for _, name := range names {
+		if len(q[name]) > 1 {
+			return runs.Admin(400, runs.Echo(name)+": expected once")
+		}
+	}
 	for _, p := range op.params {
 		vs, ok := q[p.Name]
 		if !ok || p.Schema == nil || p.Schema.Value == nil {

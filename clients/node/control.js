@@ -62,8 +62,8 @@ const isAll = (value) => value === undefined || typeof value === "boolean";
 const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
 
 /**
- * Checks the options object of a call against the names it takes: the server ignores a query parameter
- * it does not know, so a misspelt one (statsu) answered the unfiltered page.
+ * Checks the options object of a call against the names it takes, before anything is sent: a misspelt one
+ * (statsu) answered the unfiltered page; the server now refuses it too (400 unknown query parameter).
  */
 function checkNames(where, options, names) {
   check(isObject(options), where, "options", `an object (${names.join(", ")})`, options);

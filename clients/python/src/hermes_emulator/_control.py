@@ -70,8 +70,8 @@ def check_path(where: str, path: Any, example: str = "/v1/runs") -> None:
 
 
 def check_query(where: str, query: dict, names: "tuple[str, ...]") -> None:
-    """Query names a call takes: the server ignores one it does not know, so a misspelt filter (statsu=)
-    answered the unfiltered page."""
+    """Query names a call takes, checked before anything is sent: a misspelt filter (statsu=) answered the
+    unfiltered page; the server now refuses it too (400 unknown query parameter)."""
     for name in query:
         if name not in names:
             raise TypeError(f"{where}: unknown query {name!r}; the names are {', '.join(names)}")

@@ -29,6 +29,9 @@ type operation struct {
 	summary string
 	params  []*openapi3.Parameter // query parameters, in declaration order
 	body    *openapi3.Schema      // request body schema; nil = none declared
+	// none is the Empty schema of an operation that declares no request
+	// body: it takes none, and `{}` counts as none (admin.yaml header).
+	none *openapi3.Schema
 	// handlerBody: x-hermes-body: handler — the handler refuses every invalid
 	// body itself, with its pinned messages and order (controls §11).
 	handlerBody bool
@@ -69,6 +72,10 @@ func parseContract(spec []byte) (*contract, error) {
 	if err := doc.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("admin: invalid admin.yaml: %w", err)
 	}
+	empty := doc.Components.Schemas["Empty"]
+	if empty == nil || empty.Value == nil {
+		return nil, errors.New("admin: admin.yaml has no Empty schema")
+	}
 	c := &contract{ops: map[string]*operation{}}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -85,6 +92,8 @@ func parseContract(spec []byte) (*contract, error) {
 				if mt := rb.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil {
 					o.body = mt.Schema.Value
 				}
+			} else {
+				o.none = empty.Value
 			}
 			o.responses = map[int]map[string]*openapi3.Schema{}
 			for key, ref := range op.Responses.Map() {

@@ -1,8 +1,11 @@
 package admin
 
 import (
+	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/credentials"
 	"github.com/hermes-emulator/hermes-emulator/faults"
@@ -138,5 +141,48 @@ func TestQueryStringNotValid(t *testing.T) {
 	}
 	if got := faultIDs(t, a.d.Faults); got != "x" {
 		t.Fatalf("rules left %q", got)
+	}
+}
+
+// A route that declares no request body (every GET and DELETE) takes none:
+// `{}` counts as none, an object with fields names the first unknown one,
+// anything else is not an empty object. DELETE /__admin/faults with
+// {"id":"x"} removed every rule.
+func TestBodyOnBodylessRoute(t *testing.T) {
+	a := fullAdmin(t)
+	must(t, a, "POST", "/__admin/faults", `{"status":500,"id":"x"}`, 201)
+	must(t, a, "PUT", "/__admin/credentials", `["abc"]`, 200)
+	for _, c := range []struct{ method, target, body, msg string }{
+		{"DELETE", "/__admin/faults", `{"id":"x"}`, "unknown field id"},
+		{"DELETE", "/__admin/credentials", `{"credential":"abc"}`, "unknown field credential"},
+		{"DELETE", "/__admin/requests", `{"all":1}`, "unknown field all"},
+		{"GET", "/__admin/clock", `[1]`, "expected {} or no body"},
+		{"GET", "/__admin/requests", `{"limit":5}`, "unknown field limit"},
+		{"DELETE", "/__admin/hermes/scenarios", `"x"`, "expected {} or no body"},
+	} {
+		w := adminDo(a, c.method, c.target, c.body)
+		if want := adminEnvelope(c.msg); w.Code != 400 || w.Body.String() != want {
+			t.Errorf("%s %s %s: %d %s, want 400 %s", c.method, c.target, c.body, w.Code, w.Body, want)
+		}
+	}
+	if got := faultIDs(t, a.d.Faults); got != "x" {
+		t.Fatalf("rules left %q", got)
+	}
+	if got := must(t, a, "GET", "/__admin/credentials", " {} ", 200); got != `{"credentials":[{"credential":"ab…","namespace":"default"}]}` {
+		t.Fatalf("credentials %s", got)
+	}
+}
+
+// The change stream is a GET: a body other than {} is refused before it
+// subscribes (it used to stream, the body ignored).
+func TestStreamRefusesBody(t *testing.T) {
+	a := fullAdmin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r := httptest.NewRequestWithContext(ctx, "GET", "/__admin/stream", strings.NewReader(`{"all":1}`))
+	w := httptest.NewRecorder()
+	a.ServeHTTP(w, r, "/__admin/stream")
+	if want := adminEnvelope("unknown field all"); w.Code != 400 || w.Body.String() != want {
+		t.Fatalf("%d %s, want 400 %s", w.Code, w.Body, want)
 	}
 }

@@ -50,11 +50,15 @@ func (op *operation) validate(q url.Values, body runs.Value, hasBody bool) *runs
 			return runs.Admin(400, msg)
 		}
 	}
-	if op.body == nil || !hasBody || op.handlerBody {
+	schema := op.body
+	if schema == nil {
+		schema = op.none // a route without a body takes none: `{}` at most
+	}
+	if schema == nil || !hasBody || op.handlerBody {
 		return nil
 	}
 	value := plain(body)
-	unknown, pinned := findings(op.body, value, value, nil)
+	unknown, pinned := findings(schema, value, value, nil)
 	// An unknown field wins (H6); then a finding whose schema pins its
 	// message. Anything else is the handler's to refuse, in the pinned order.
 	if len(unknown) > 0 {

@@ -186,3 +186,30 @@ func TestStreamRefusesBody(t *testing.T) {
 		t.Fatalf("%d %s, want 400 %s", w.Code, w.Body, want)
 	}
 }
+
+// An empty branch name or checkpoint id in a timeline body is a name or an id
+// like any other, not an absent one: {"branch":""} committed on main and
+// {"at":""} started the branch from main's current state.
+func TestTimelineEmptyNames(t *testing.T) {
+	a := fullAdmin(t)
+	must(t, a, "POST", "/__admin/checkpoints?namespace=t", "", 201)
+	before := must(t, a, "GET", "/__admin/timeline?namespace=t", "", 200)
+	for _, c := range []struct{ target, body, msg string }{
+		{"/__admin/checkpoints?namespace=t", `{"branch":""}`, "branch must match /^[A-Za-z0-9_.-]{1,64}$/"},
+		{"/__admin/branches/b1?namespace=t", `{"at":""}`, "no checkpoint "},
+		{"/__admin/branches/b1/checkout?namespace=t", `{"checkpoint":""}`, "no checkpoint "},
+		{"/__admin/branches/bad%20name?namespace=t", `{"at":""}`, "branch must match /^[A-Za-z0-9_.-]{1,64}$/"},
+	} {
+		w := adminDo(a, "POST", c.target, c.body)
+		if want := adminEnvelope(c.msg); w.Code != 409 || w.Body.String() != want {
+			t.Errorf("%s %s: %d %s, want 409 %s", c.target, c.body, w.Code, w.Body, want)
+		}
+	}
+	if after := must(t, a, "GET", "/__admin/timeline?namespace=t", "", 200); after != before {
+		t.Fatalf("the timeline changed:\n%s\n%s", before, after)
+	}
+	// null still means absent (admin.yaml: nullable).
+	if got := must(t, a, "POST", "/__admin/checkpoints?namespace=t", `{"branch":null}`, 201); !strings.Contains(got, `"branch":"main"`) {
+		t.Fatalf("branch null: %s", got)
+	}
+}

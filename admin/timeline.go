@@ -29,30 +29,32 @@ func (a *Admin) TimelineGet(ec echo.Context, _ genadmin.TimelineGetParams) error
 }
 
 // stringField reads an optional string field of the body, an object (the
-// validator refuses any other body, admin.yaml); ok is false when the field is
-// present with another type.
-func stringField(c *call, k string) (string, bool) {
+// validator refuses any other body, admin.yaml): present is false when the
+// field is absent or null; ok is false when it is present with another type.
+// An empty string is present: a name like any other, not an absent one.
+func stringField(c *call, k string) (s string, present, ok bool) {
 	if !c.hasBody || c.body.Kind != runs.Object {
-		return "", true
+		return "", false, true
 	}
 	v, present := c.body.Obj.Get(k)
 	if !present || v.Kind == runs.Null {
-		return "", true
+		return "", false, true
 	}
 	if v.Kind != runs.String {
-		return "", false
+		return "", true, false
 	}
-	return v.Str, true
+	return v.Str, true, true
 }
 
-// CheckpointCreate is POST /__admin/checkpoints (controls §8.3).
+// CheckpointCreate is POST /__admin/checkpoints (controls §8.3): an absent
+// or null branch is main; "" is a bad name (409), not main.
 func (a *Admin) CheckpointCreate(ec echo.Context, _ genadmin.CheckpointCreateParams) error {
 	c := callOf(ec)
-	branch, ok := stringField(c, "branch")
+	branch, present, ok := stringField(c, "branch")
 	if !ok {
 		return runs.BadName("branch", 409)
 	}
-	if branch == "" {
+	if !present {
 		branch = "main"
 	}
 	cp, err := a.d.GW.CommitCheckpoint(c.ns, branch)
@@ -66,12 +68,18 @@ func cpBody(cp gateway.Checkpoint) *obj {
 	return newObj().str("id", cp.ID).str("branch", cp.Branch).strOrNull("parent", cp.Parent).num("at", cp.At)
 }
 
-// BranchCreate is POST /__admin/branches/:name (controls §8.4).
+// BranchCreate is POST /__admin/branches/:name (controls §8.4): an absent or
+// null at is main's current state; "" is an unknown checkpoint (409 `no
+// checkpoint `, as checkout answers it), not main — after the branch name's
+// check, in the gateway's order.
 func (a *Admin) BranchCreate(ec echo.Context, name genadmin.BranchName, _ genadmin.BranchCreateParams) error {
 	c := callOf(ec)
-	at, ok := stringField(c, "at")
+	at, present, ok := stringField(c, "at")
 	if !ok {
 		return runs.Admin(409, "no checkpoint "+runs.Echo(string(runs.MarshalValue(c.body.Obj.Vals[c.body.Obj.Index("at")]))))
+	}
+	if present && at == "" && runs.ValidName(name) {
+		return runs.Admin(409, "no checkpoint ")
 	}
 	cp, err := a.d.GW.Branch(c.ns, name, at)
 	if err != nil {

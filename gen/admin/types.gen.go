@@ -1071,6 +1071,7 @@ type IndexParams struct {
 
 // BranchCreateJSONBody defines parameters for BranchCreate.
 type BranchCreateJSONBody struct {
+	// At Absent or null = main's current state; "" is an unknown checkpoint (409 `no checkpoint `).
 	At *string `json:"at,omitempty"`
 }
 
@@ -1093,6 +1094,7 @@ type BranchCheckoutParams struct {
 
 // CheckpointCreateJSONBody defines parameters for CheckpointCreate.
 type CheckpointCreateJSONBody struct {
+	// Branch Absent or null = main; any other value, "" included, must be a branch name (409).
 	Branch *string `json:"branch,omitempty"`
 }
 

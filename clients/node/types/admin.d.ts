@@ -1812,6 +1812,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    /** @description Absent or null = main; any other value, "" included, must be a branch name (409). */
                     branch?: string | null;
                 };
             };
@@ -1850,6 +1851,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    /** @description Absent or null = main's current state; "" is an unknown checkpoint (409 `no checkpoint `). */
                     at?: string | null;
                 };
             };

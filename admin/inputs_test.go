@@ -213,3 +213,23 @@ func TestTimelineEmptyNames(t *testing.T) {
 		t.Fatalf("branch null: %s", got)
 	}
 }
+
+// GET /__admin/metrics?format= is prometheus or json: another value answered
+// JSON as if absent (?format=prom, ?format=PROMETHEUS); json now also wins
+// over an Accept that asks for text.
+func TestMetricsFormat(t *testing.T) {
+	a := fullAdmin(t)
+	for _, f := range []string{"prom", "PROMETHEUS", "text", ""} {
+		w := adminDo(a, "GET", "/__admin/metrics?format="+f, "")
+		if want := adminEnvelope("format: expected prometheus or json"); w.Code != 400 || w.Body.String() != want {
+			t.Errorf("format=%s: %d %s, want 400 %s", f, w.Code, w.Body, want)
+		}
+	}
+	r := httptest.NewRequest("GET", "/__admin/metrics?format=json", nil)
+	r.Header.Set("Accept", "text/plain")
+	w := httptest.NewRecorder()
+	a.ServeHTTP(w, r, "/__admin/metrics")
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !strings.HasPrefix(w.Body.String(), `{"requests":0,`) {
+		t.Fatalf("format=json with Accept text/plain: %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+}

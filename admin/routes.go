@@ -98,13 +98,16 @@ func (a *Admin) ClockSet(ec echo.Context, _ genadmin.ClockSetParams) error {
 }
 
 // MetricsGet answers JSON (controls §9), or the Prometheus text format
-// (prom.ContentType) for ?format=prometheus or an Accept that names
-// text/plain and not application/json — what a Prometheus scraper sends.
+// (prom.ContentType) for ?format=prometheus or, without format, an Accept
+// that names text/plain and not application/json — what a Prometheus scraper
+// sends. ?format=json is JSON whatever the Accept (the validator refuses any
+// other format).
 func (a *Admin) MetricsGet(ec echo.Context, _ genadmin.MetricsGetParams) error {
 	c := callOf(ec)
 	accept := strings.Join(c.r.Header.Values("Accept"), ",")
-	if c.query.Get("format") == "prometheus" ||
-		(strings.Contains(accept, "text/plain") && !strings.Contains(accept, "application/json")) {
+	format := c.query.Get("format")
+	if format == "prometheus" ||
+		(format == "" && strings.Contains(accept, "text/plain") && !strings.Contains(accept, "application/json")) {
 		b, err := prom.Text(a.d.Metrics)
 		if err != nil {
 			return runs.Admin(500, "metrics: "+err.Error())

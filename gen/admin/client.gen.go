@@ -451,7 +451,7 @@ type ClientInterface interface {
 
 	// MetricsGet Request metrics (JSON, or the Prometheus text format)
 	//
-	// controls §9. The Prometheus text format with ?format=prometheus or an Accept that names text/plain and not application/json.
+	// controls §9. The Prometheus text format with ?format=prometheus, or without `format` an Accept that names text/plain and not application/json; JSON with ?format=json, whatever the Accept.
 	//
 	// Corresponds with GET /__admin/metrics (the `MetricsGet` operationId).
 	MetricsGet(ctx context.Context, params *MetricsGetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1372,7 +1372,7 @@ func (c *Client) MetricsReset(ctx context.Context, params *MetricsResetParams, r
 
 // MetricsGet Request metrics (JSON, or the Prometheus text format)
 //
-// controls §9. The Prometheus text format with ?format=prometheus or an Accept that names text/plain and not application/json.
+// controls §9. The Prometheus text format with ?format=prometheus, or without `format` an Accept that names text/plain and not application/json; JSON with ?format=json, whatever the Accept.
 //
 // Corresponds with GET /__admin/metrics (the `MetricsGet` operationId).
 func (c *Client) MetricsGet(ctx context.Context, params *MetricsGetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4779,7 +4779,7 @@ type ClientWithResponsesInterface interface {
 
 	// MetricsGetWithResponse Request metrics (JSON, or the Prometheus text format)
 	//
-	// controls §9. The Prometheus text format with ?format=prometheus or an Accept that names text/plain and not application/json.
+	// controls §9. The Prometheus text format with ?format=prometheus, or without `format` an Accept that names text/plain and not application/json; JSON with ?format=json, whatever the Accept.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8625,7 +8625,7 @@ func (c *ClientWithResponses) MetricsResetWithResponse(ctx context.Context, para
 
 // MetricsGetWithResponse Request metrics (JSON, or the Prometheus text format)
 //
-// controls §9. The Prometheus text format with ?format=prometheus or an Accept that names text/plain and not application/json.
+// controls §9. The Prometheus text format with ?format=prometheus, or without `format` an Accept that names text/plain and not application/json; JSON with ?format=json, whatever the Accept.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -1286,7 +1286,7 @@ type MetricsResetParams struct {
 
 // MetricsGetParams defines parameters for MetricsGet.
 type MetricsGetParams struct {
-	// Format `prometheus` for the Prometheus text format.
+	// Format `prometheus` for the Prometheus text format, `json` for JSON; any other value is refused.
 	Format *string `form:"format,omitempty" json:"format,omitempty"`
 
 	// Namespace The admin namespace (wins over the x-mockingbird-namespace header; default `default`).

@@ -282,7 +282,7 @@ export interface paths {
         };
         /**
          * Request metrics (JSON, or the Prometheus text format)
-         * @description controls §9. The Prometheus text format with ?format=prometheus or an Accept that names text/plain and not application/json.
+         * @description controls §9. The Prometheus text format with ?format=prometheus, or without `format` an Accept that names text/plain and not application/json; JSON with ?format=json, whatever the Accept.
          */
         get: operations["MetricsGet"];
         put?: never;
@@ -1726,8 +1726,8 @@ export interface operations {
             query?: {
                 /** @description The admin namespace (wins over the x-mockingbird-namespace header; default `default`). */
                 namespace?: components["parameters"]["NamespaceQuery"];
-                /** @description `prometheus` for the Prometheus text format. */
-                format?: string;
+                /** @description `prometheus` for the Prometheus text format, `json` for JSON; any other value is refused. */
+                format?: "prometheus" | "json";
             };
             header?: never;
             path?: never;

@@ -233,3 +233,18 @@ func TestMetricsFormat(t *testing.T) {
 		t.Fatalf("format=json with Accept text/plain: %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body)
 	}
 }
+
+// POST /__admin/requests/count refuses an operationId that is no operation of
+// openapi.yaml: a misspelt one counted 0, so a "never called" check passed.
+func TestCountOperationID(t *testing.T) {
+	a := fullAdmin(t)
+	for _, body := range []string{`{"operationId":"RunCreat"}`, `{"operationId":""}`, `{"operationId":5}`} {
+		w := adminDo(a, "POST", "/__admin/requests/count", body)
+		if want := adminEnvelope("operationId: expected an operation of openapi.yaml"); w.Code != 400 || w.Body.String() != want {
+			t.Errorf("%s: %d %s, want 400 %s", body, w.Code, w.Body, want)
+		}
+	}
+	if got := must(t, a, "POST", "/__admin/requests/count", `{"operationId":"RunCreate"}`, 200); got != `{"count":0}` {
+		t.Fatalf("count %s", got)
+	}
+}

@@ -562,7 +562,7 @@ type CountFilter struct {
 	// Namespace Default the admin namespace; `*` = every namespace.
 	Namespace *string `json:"namespace,omitempty"`
 
-	// OperationId Exact match (unmatched entries never match).
+	// OperationId Exact match (unmatched entries never match). One of the operations of openapi.yaml: a misspelt one would count 0 and pass a "never called" check.
 	OperationId *string `json:"operationId,omitempty"`
 
 	// PathPrefix Paths (after /ns stripping) starting with this text.

@@ -955,8 +955,11 @@ export interface components {
         CountFilter: {
             /** @description HTTP method, case-insensitive. */
             method?: string;
-            /** @description Exact match (unmatched entries never match). */
-            operationId?: string;
+            /**
+             * @description Exact match (unmatched entries never match). One of the operations of openapi.yaml: a misspelt one would count 0 and pass a "never called" check.
+             * @enum {string}
+             */
+            operationId?: "RunCreate" | "RunGet" | "RunStop" | "RunEvents" | "RunApproval" | "RunSteer" | "CapabilitiesGet";
             /** @description Paths (after /ns stripping) starting with this text. */
             pathPrefix?: string;
             /** @description Exact match; 0 = dropped connections. */

@@ -248,3 +248,29 @@ func TestCountOperationID(t *testing.T) {
 		t.Fatalf("count %s", got)
 	}
 }
+
+// A fault rule's method must be an HTTP method and its pathPrefix a path
+// (starting with /): "G E T" or "v1/runs" stored a rule that never matched.
+func TestFaultSelectorsCanMatch(t *testing.T) {
+	a := fullAdmin(t)
+	for _, c := range []struct{ body, msg string }{
+		{`{"status":500,"method":"G E T"}`, "fault field method is not an HTTP method"},
+		{`{"status":500,"method":""}`, "fault field method is not an HTTP method"},
+		{`{"status":500,"method":"GET "}`, "fault field method is not an HTTP method"},
+		{`{"status":500,"pathPrefix":"v1/runs"}`, "fault field pathPrefix must start with /"},
+		{`{"status":500,"pathPrefix":"http://x/v1"}`, "fault field pathPrefix must start with /"},
+		{`{"status":500,"method":5}`, "fault field method has the wrong type"},
+	} {
+		for _, target := range []string{"/__admin/faults", "/__admin/faults/presets/hermes_throttled"} {
+			w := adminDo(a, "POST", target, c.body)
+			if want := adminEnvelope(c.msg); w.Code != 400 || w.Body.String() != want {
+				t.Errorf("%s %s: %d %s, want 400 %s", target, c.body, w.Code, w.Body, want)
+			}
+		}
+	}
+	if got := faultIDs(t, a.d.Faults); got != "" {
+		t.Fatalf("rules stored: %q", got)
+	}
+	must(t, a, "POST", "/__admin/faults", `{"status":500,"method":"post","pathPrefix":""}`, 201)
+	must(t, a, "POST", "/__admin/faults", `{"status":500,"method":"M-SEARCH","pathPrefix":"/v1/runs"}`, 201)
+}

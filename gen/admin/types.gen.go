@@ -656,7 +656,9 @@ type FaultRuleInput struct {
 	Headers   *map[string]string `json:"headers,omitempty"`
 	Id        *string            `json:"id,omitempty"`
 	LatencyMs *float64           `json:"latencyMs,omitempty"`
-	Method    *string            `json:"method,omitempty"`
+
+	// Method An HTTP method (a token, any case); another value would never match → 400.
+	Method *string `json:"method,omitempty"`
 
 	// Namespace `*` (every namespace) or a namespace name; another value → 400 `fault field namespace must match /^[A-Za-z0-9_.-]{1,64}$/`.
 	Namespace *string `json:"namespace,omitempty"`
@@ -665,9 +667,11 @@ type FaultRuleInput struct {
 	OperationId *FaultRuleInputOperationId `json:"operationId,omitempty"`
 
 	// Params Any JSON object.
-	Params     *OpenObject `json:"params,omitempty"`
-	PathPrefix *string     `json:"pathPrefix,omitempty"`
-	Preset     *string     `json:"preset,omitempty"`
+	Params *OpenObject `json:"params,omitempty"`
+
+	// PathPrefix A path prefix: empty or starting with `/` (paths never start otherwise) → else 400.
+	PathPrefix *string `json:"pathPrefix,omitempty"`
+	Preset     *string `json:"preset,omitempty"`
 
 	// Rate Fraction of matching requests that fire; outside 0–1 → 400 `fault field rate must be a number from 0 to 1`.
 	Rate   *float64 `json:"rate,omitempty"`

@@ -866,7 +866,9 @@ export interface components {
              * @enum {string}
              */
             operationId?: "RunCreate" | "RunGet" | "RunStop" | "RunEvents" | "RunApproval" | "RunSteer" | "CapabilitiesGet";
+            /** @description An HTTP method (a token, any case); another value would never match → 400. */
             method?: string;
+            /** @description A path prefix: empty or starting with `/` (paths never start otherwise) → else 400. */
             pathPrefix?: string;
             /** @description `*` (every namespace) or a namespace name; another value → 400 `fault field namespace must match /^[A-Za-z0-9_.-]{1,64}$/`. */
             namespace?: string;

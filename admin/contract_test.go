@@ -383,7 +383,8 @@ func TestHandlerBodiesDocumented(t *testing.T) {
 // add a rule (faults' TestMaxRulesPerNamespace and TestMaxTotalRules make them).
 func TestFaultBoundsDeclared(t *testing.T) {
 	h := http.Header{"Content-Type": {"application/json"}}
-	for _, msg := range []string{"too many fault rules (max 1000)", "too many fault rules in all namespaces (max 10000)"} {
+	for _, msg := range []string{"too many fault rules (max 1000)", "too many fault rules in all namespaces (max 10000)",
+		"too many fault rule bytes in all namespaces (max 64 MiB)"} {
 		for _, path := range []string{"/__admin/faults", "/__admin/faults/presets/hermes_throttled"} {
 			if err := CheckResponse("POST", path, 409, h, []byte(adminEnvelope(msg))); err != nil {
 				t.Errorf("%s %s: %v", path, msg, err)

@@ -34,6 +34,8 @@ type rule struct {
 	counted   bool // the rule has a count
 	remaining int64
 	hits      int64
+
+	size int // bytes of the stored rule as JSON, counted against MaxTotalBytes
 }
 
 // defaultFaultBody is the response body of a rule without "body" (controls.md §6.1).
@@ -216,6 +218,7 @@ func compile(o *runs.Obj) (*rule, *runs.Error) {
 	if status != 0 && !r.drop {
 		r.resp = buildResponse(status, header, body, hasBody)
 	}
+	r.size = len(runs.MarshalValue(runs.ObjectValue(o)))
 	return r, nil
 }
 

@@ -14,6 +14,7 @@ import (
 type Store struct {
 	mu    sync.Mutex
 	rules []*rule
+	bytes int          // the sum of the rules' sizes, at most MaxTotalBytes
 	n     atomic.Int32 // len(rules), read without the lock by Match's fast path
 }
 
@@ -132,14 +133,27 @@ const MaxRules = 1000
 // nothing, and every vendor request walks every rule under the store's lock.
 const MaxTotalRules = 10000
 
+// MaxTotalBytes is the most bytes the stored rules may hold, as JSON, in all
+// namespaces: a rule may be as large as a request body (a fault's body), so
+// MaxTotalRules alone would let them hold 100 GB (STYLE rule 14).
+const MaxTotalBytes = 64 << 20
+
+var errTooManyBytes = runs.Admin(409, "too many fault rule bytes in all namespaces (max "+strconv.Itoa(MaxTotalBytes>>20)+" MiB)")
+
 // put stores r, replacing a rule with the same id in place. A new rule for a
 // namespace that already holds MaxRules rules → 409 `too many fault rules (max
 // 1000)`; a new rule when the store holds MaxTotalRules → 409 `too many fault
-// rules in all namespaces (max 10000)`; nothing stored. Callers hold s.mu.
+// rules in all namespaces (max 10000)`; a rule, new or replacing, that would
+// take the rules past MaxTotalBytes → 409 `too many fault rule bytes in all
+// namespaces (max 64 MiB)`; nothing stored. Callers hold s.mu.
 func (s *Store) put(r *rule) *runs.Error {
 	same := 0
 	for i, old := range s.rules {
 		if old.id == r.id {
+			if s.bytes-old.size+r.size > MaxTotalBytes {
+				return errTooManyBytes
+			}
+			s.bytes += r.size - old.size
 			s.rules[i] = r
 			return nil
 		}
@@ -153,6 +167,10 @@ func (s *Store) put(r *rule) *runs.Error {
 	if len(s.rules) >= MaxTotalRules {
 		return runs.Admin(409, "too many fault rules in all namespaces (max "+strconv.Itoa(MaxTotalRules)+")")
 	}
+	if s.bytes+r.size > MaxTotalBytes {
+		return errTooManyBytes
+	}
+	s.bytes += r.size
 	s.rules = append(s.rules, r)
 	s.n.Store(int32(len(s.rules)))
 	return nil
@@ -187,7 +205,7 @@ func (s *Store) List() []byte {
 func (s *Store) Clear() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rules = nil
+	s.rules, s.bytes = nil, 0
 	s.n.Store(0)
 }
 
@@ -201,6 +219,7 @@ func (s *Store) Delete(id string) *runs.Error {
 	defer s.mu.Unlock()
 	for i, r := range s.rules {
 		if r.id == id {
+			s.bytes -= r.size
 			s.rules = append(s.rules[:i:i], s.rules[i+1:]...)
 			s.n.Store(int32(len(s.rules)))
 			return nil

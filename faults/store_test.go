@@ -406,3 +406,43 @@ func TestMaxTotalRules(t *testing.T) {
 	}
 	mustAdd(t, s, "fresh", `{"status":503}`)
 }
+
+// The rules are bounded in bytes as well as in number (STYLE rule 14): each
+// may be as large as a request body, so 10,000 of them could hold 100 GB. A
+// new rule, or a replacement, that would take the stored rules past
+// MaxTotalBytes answers 409 and stores nothing; a smaller replacement or a
+// delete makes room.
+func TestMaxTotalBytes(t *testing.T) {
+	s := NewStore()
+	mib := strings.Repeat("x", 1<<20)
+	for i := range 63 {
+		mustAdd(t, s, "a", fmt.Sprintf(`{"id":"r%d","status":500,"body":"%s"}`, i, mib))
+	}
+	want := "too many fault rule bytes in all namespaces (max 64 MiB)"
+	for _, body := range []string{
+		`{"id":"new","status":500,"body":"` + mib + `"}`,
+		`{"id":"r0","status":500,"body":"` + mib + mib + `"}`, // a replacement that grows
+		`{"preset":"hermes_throttled","params":{"x":"` + mib + `"}}`,
+	} {
+		v, _ := parse(t, body)
+		_, err := s.Add("a", v, true)
+		if err == nil || err.Status != 409 || err.Envelope != runs.EnvAdmin || err.Message != want {
+			t.Fatalf("%.60s…: got %v, want 409 %s", body, err, want)
+		}
+	}
+	list := string(s.List())
+	if n := strings.Count(list, `"id":`); n != 63 || strings.Contains(list, `"new"`) || strings.Contains(list, mib+mib) {
+		t.Fatalf("%d rules stored (%d bytes)", n, len(list))
+	}
+	mustAdd(t, s, "a", `{"id":"small","status":500}`)
+	mustAdd(t, s, "a", `{"id":"r1","status":500}`) // a smaller replacement frees its bytes
+	mustAdd(t, s, "a", `{"id":"new","status":500,"body":"`+mib+`"}`)
+	if err := s.Delete("r2"); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, "a", `{"id":"new2","status":500,"body":"`+mib+`"}`)
+	s.Clear()
+	for i := range 63 {
+		mustAdd(t, s, "a", fmt.Sprintf(`{"id":"r%d","status":500,"body":"%s"}`, i, mib))
+	}
+}

@@ -224,7 +224,7 @@ type ClientInterface interface {
 
 	// FaultAddWithBody Add (or replace by id) a fault rule, or expand a preset
 	//
-	// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+	// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -233,7 +233,7 @@ type ClientInterface interface {
 
 	// FaultAdd Add (or replace by id) a fault rule, or expand a preset
 	//
-	// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+	// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -875,7 +875,7 @@ func (c *Client) FaultsList(ctx context.Context, params *FaultsListParams, reqEd
 
 // FaultAddWithBody Add (or replace by id) a fault rule, or expand a preset
 //
-// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -894,7 +894,7 @@ func (c *Client) FaultAddWithBody(ctx context.Context, params *FaultAddParams, c
 
 // FaultAdd Add (or replace by id) a fault rule, or expand a preset
 //
-// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4538,7 +4538,7 @@ type ClientWithResponsesInterface interface {
 
 	// FaultAddWithBodyWithResponse Add (or replace by id) a fault rule, or expand a preset
 	//
-	// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+	// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4547,7 +4547,7 @@ type ClientWithResponsesInterface interface {
 
 	// FaultAddWithResponse Add (or replace by id) a fault rule, or expand a preset
 	//
-	// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+	// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8222,7 +8222,7 @@ func (c *ClientWithResponses) FaultsListWithResponse(ctx context.Context, params
 
 // FaultAddWithBodyWithResponse Add (or replace by id) a fault rule, or expand a preset
 //
-// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8237,7 +8237,7 @@ func (c *ClientWithResponses) FaultAddWithBodyWithResponse(ctx context.Context, 
 
 // FaultAddWithResponse Add (or replace by id) a fault rule, or expand a preset
 //
-// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+// controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -158,7 +158,7 @@ export interface paths {
         put?: never;
         /**
          * Add (or replace by id) a fault rule, or expand a preset
-         * @description controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`.
+         * @description controls §6.2. With `preset`, the preset is expanded with the other fields as overrides (201 `{"preset","rules"}`); otherwise the rule needs a numeric status, a delayMs/latencyMs, `drop: true` or an effect, and the stored rule is answered. A new rule beyond 1000 in its namespace → 409 `too many fault rules (max 1000)`; beyond 10000 in all namespaces → 409 `too many fault rules in all namespaces (max 10000)`; a rule (new or replacing one) that would take the stored rules past 64 MiB of JSON in all namespaces → 409 `too many fault rule bytes in all namespaces (max 64 MiB)`.
          */
         post: operations["FaultAdd"];
         /**

@@ -392,7 +392,7 @@ type ClientInterface interface {
 
 	// HermesScenariosPutWithBody Replace the namespace's scenario set
 	//
-	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -401,7 +401,7 @@ type ClientInterface interface {
 
 	// HermesScenariosPut Replace the namespace's scenario set
 	//
-	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1243,7 +1243,7 @@ func (c *Client) HermesScenariosGet(ctx context.Context, params *HermesScenarios
 
 // HermesScenariosPutWithBody Replace the namespace's scenario set
 //
-// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
 //
 // Takes any type of body and a specified content type.
 //
@@ -1262,7 +1262,7 @@ func (c *Client) HermesScenariosPutWithBody(ctx context.Context, params *HermesS
 
 // HermesScenariosPut Replace the namespace's scenario set
 //
-// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4718,7 +4718,7 @@ type ClientWithResponsesInterface interface {
 
 	// HermesScenariosPutWithBodyWithResponse Replace the namespace's scenario set
 	//
-	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4727,7 +4727,7 @@ type ClientWithResponsesInterface interface {
 
 	// HermesScenariosPutWithResponse Replace the namespace's scenario set
 	//
-	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+	// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6776,6 +6776,8 @@ type HermesScenariosPutResponse struct {
 	JSON400 *AnyError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *AdminError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AdminError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *AdminError
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -6795,6 +6797,11 @@ func (r HermesScenariosPutResponse) GetJSON400() *AnyError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r HermesScenariosPutResponse) GetJSON401() *AdminError {
 	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r HermesScenariosPutResponse) GetJSON409() *AdminError {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -8522,7 +8529,7 @@ func (c *ClientWithResponses) HermesScenariosGetWithResponse(ctx context.Context
 
 // HermesScenariosPutWithBodyWithResponse Replace the namespace's scenario set
 //
-// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8537,7 +8544,7 @@ func (c *ClientWithResponses) HermesScenariosPutWithBodyWithResponse(ctx context
 
 // HermesScenariosPutWithResponse Replace the namespace's scenario set
 //
-// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+// docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10388,6 +10395,13 @@ func ParseHermesScenariosPutResponse(rsp *http.Response) (*HermesScenariosPutRes
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AdminError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest AdminError

@@ -735,7 +735,7 @@ export interface paths {
         get: operations["HermesScenariosGet"];
         /**
          * Replace the namespace's scenario set
-         * @description docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing.
+         * @description docs/scenarios.md. The body is a scenario file's JSON form; it replaces the namespace's set for new admissions (runs already admitted keep their scenario). The whole set is validated first, step bodies by the rules of the controls they name: an invalid set answers 400 Hermes envelope whose message names the first bad field by path (e.g. `scenarios[0].steps[2].observe: result fields require completed status`) and changes nothing. The sets of all namespaces (the `serve --scenarios` default once, and every namespace's own) hold at most 268435456 bytes together, as docs/scenarios.md estimates them: a set past it → 409 `scenario sets too large in all namespaces (max 268435456 bytes)`, nothing changed (a set replaced or deleted counts no more).
          */
         put: operations["HermesScenariosPut"];
         post?: never;
@@ -2481,6 +2481,7 @@ export interface operations {
             };
             400: components["responses"]["AnyError"];
             401: components["responses"]["AdminError"];
+            409: components["responses"]["AdminError"];
             413: components["responses"]["AdminError"];
             429: components["responses"]["AdminError"];
         };

@@ -34,9 +34,9 @@ func (g *Gateway) startAutopilot() {
 	g.auto.due.Notify = g.auto.runner.Kick
 }
 
-// SetScenarios replaces ns's scenario set (PUT /__admin/hermes/scenarios). Runs
-// already admitted keep the scenario they matched. At most
-// Options.MaxNamespaces namespaces hold a set of their own (or its deletion).
+// SetScenarios replaces ns's scenario set (PUT /__admin/hermes/scenarios); runs
+// admitted keep the scenario they matched. Bounds (scenarios.Sets.Put): 429 past
+// Options.MaxNamespaces own sets (or deletions), 409 past MaxHeldBytes in all.
 func (g *Gateway) SetScenarios(ns string, s *scenarios.Set) *runs.Error {
 	g.mu.Lock()
 	defer g.mu.Unlock()

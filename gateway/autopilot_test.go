@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hermes-emulator/hermes-emulator/runs"
@@ -227,6 +228,51 @@ func TestScenarioSetsBound(t *testing.T) {
 	if err := g.SetScenarios("b", set); err != nil || g.Scenarios("b") != set || g.Scenarios("c") != nil {
 		t.Fatalf("replace: %v", err)
 	}
+}
+
+// The scenario sets of all namespaces — the default once, every namespace's
+// own — hold at most scenarios.MaxHeldBytes together: a set past it is
+// refused with a 409 and nothing changes; a set replaced or deleted counts no
+// more. A set of 500,000 numbers weighs ~73 MB (144 bytes a value).
+func TestScenarioSetsHeldBound(t *testing.T) {
+	const msg = "scenario sets too large in all namespaces (max 268435456 bytes)"
+	numbers, perr := scenarios.Parse([]byte(`{"scenarios":[{"name":"n","steps":[{"after":0,"approval":{"x":[` +
+		strings.Repeat("0,", 500_000) + `0]}}]}]}`))
+	small, _ := scenarios.Parse([]byte(modelScenario))
+	if perr != nil || small == nil {
+		t.Fatal(perr)
+	}
+	g, err := New(storage.NewMemory(), Options{Scenarios: numbers, Wall: func() float64 { return 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	put := func(ns string, set *scenarios.Set, want string) {
+		t.Helper()
+		err := g.SetScenarios(ns, set)
+		if got := ""; err != nil {
+			got = err.Message
+			if err.Status != 409 || got != want {
+				t.Fatalf("SetScenarios(%s) = %d %s, want %q", ns, err.Status, got, want)
+			}
+		} else if want != "" {
+			t.Fatalf("SetScenarios(%s) = nil, want %q", ns, want)
+		}
+	}
+	put("a", numbers, "")
+	put("b", numbers, "") // the default and two: ~220 MB
+	put("c", numbers, msg)
+	put("c", small, "")
+	if g.Scenarios("c") != small {
+		t.Fatal("c's set changed by a refused PUT")
+	}
+	put("a", small, "") // a's share goes with its set
+	put("c", numbers, "")
+	put("a", numbers, msg)
+	if err := g.DeleteScenarios("b"); err != nil {
+		t.Fatal(err)
+	}
+	put("a", numbers, "") // b's went with its deletion
 }
 
 // A step fired by an advance of a running clock reads its due time, but the

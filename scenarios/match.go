@@ -42,6 +42,7 @@ func (s *Set) ForRun(id string, sub *runs.Submission) *Scenario {
 type Sets struct {
 	Default *Set            // every namespace's set unless it has its own (serve --scenarios); nil = none
 	own     map[string]*Set // a namespace's own set; a nil value: deleted, none until the next Put
+	held    int64           // what the own sets hold together, estimated (Set.held)
 }
 
 // Of returns ns's set: its own, else the default; nil when it has none.
@@ -54,15 +55,25 @@ func (s *Sets) Of(ns string) *Set {
 
 // Put stores ns's own set; nil leaves ns without scenarios, not even the
 // default, until the next Put. At most max namespaces hold a set of their own
-// (or its deletion): 429 beyond, and nothing changes.
+// (or its deletion): 429 beyond. The own sets and the default (once) hold at
+// most MaxHeldBytes together, a set replaced or deleted counting no more: 409
+// `scenario sets too large in all namespaces (max 268435456 bytes)` for a set
+// that would take them past it (never for a deletion, nor for a set that
+// weighs no more than the one it replaces). Nothing changes on either.
 func (s *Sets) Put(ns string, set *Set, max int) *runs.Error {
-	if _, ok := s.own[ns]; !ok && len(s.own) >= max {
+	old, ok := s.own[ns]
+	if !ok && len(s.own) >= max {
 		return runs.Admin(429, "too many namespaces with scenarios (max "+strconv.Itoa(max)+")")
+	}
+	held := s.held - old.held() + set.held()
+	if set.held() > old.held() && s.Default.held()+held > MaxHeldBytes {
+		return errHeld()
 	}
 	if s.own == nil {
 		s.own = map[string]*Set{}
 	}
 	s.own[ns] = set
+	s.held = held
 	return nil
 }
 

@@ -56,13 +56,21 @@ func Parse(data []byte) (*Set, *runs.Error) {
 }
 
 // FromValue validates a parsed scenario file (see Parse). v is kept, unchanged,
-// as the set's JSON form.
+// as the set's JSON form. A set that alone would hold more than MaxHeldBytes
+// is refused with the 409 of Sets.Put, before the rest of its regular
+// expressions are compiled.
 func FromValue(v runs.Value) (*Set, *runs.Error) {
 	if v.Kind != runs.Object {
 		return nil, bad("", msgRoot)
 	}
-	if budget := maxValues; !fits(v, &budget) {
+	// A set is kept for as long as its namespace has it: every value counts
+	// (maxValues), as a YAML file's are counted, and weighs (held.go).
+	var w weight
+	if !w.value(v) {
 		return nil, bad("", msgValues)
+	}
+	if w.over() {
+		return nil, errHeld()
 	}
 	for _, k := range v.Obj.Keys {
 		if k != "scenarios" {
@@ -80,7 +88,7 @@ func FromValue(v runs.Value) (*Set, *runs.Error) {
 	seen := map[string]bool{}
 	for i, el := range list.Arr {
 		p := "scenarios[" + strconv.Itoa(i) + "]"
-		sc, err := parseScenario(p, el)
+		sc, err := parseScenario(p, el, &w)
 		if err != nil {
 			return nil, err
 		}
@@ -90,30 +98,11 @@ func FromValue(v runs.Value) (*Set, *runs.Error) {
 		seen[sc.Name] = true
 		set.Scenarios = append(set.Scenarios, sc)
 	}
+	if w.over() {
+		return nil, errHeld()
+	}
+	set.heldBytes = w.bytes
 	return set, nil
-}
-
-// fits reports whether v holds at most *budget values (every array, object,
-// string, number, boolean and null counts one), using up the budget: a set
-// is kept for as long as its namespace has it, about 80 bytes a value, so a
-// JSON body or file is bounded as a YAML file is (maxValues).
-func fits(v runs.Value, budget *int) bool {
-	if *budget--; *budget < 0 {
-		return false
-	}
-	for _, el := range v.Arr {
-		if !fits(el, budget) {
-			return false
-		}
-	}
-	if v.Kind == runs.Object {
-		for _, el := range v.Obj.Vals {
-			if !fits(el, budget) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // bad is a validation error at path (the root when path is "").
@@ -183,11 +172,12 @@ func regexpError(err error) string {
 	return "error parsing regexp: " + string(se.Code) + ": " + echo(se.Expr)
 }
 
-func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
+func parseScenario(p string, v runs.Value, w *weight) (*Scenario, *runs.Error) {
 	o, err := object(p, v, scenarioKeys)
 	if err != nil {
 		return nil, err
 	}
+	w.bytes += scenarioBytes
 	sc := &Scenario{IfDenied: defaultIfDenied(), OnStop: defaultOnStop()}
 	name, ok := o.Get("name")
 	// The name rule of namespaces and branches (runs.ValidName). A name that
@@ -201,7 +191,7 @@ func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
 	}
 	sc.Name = name.Str
 	if m, ok := o.Get("match"); ok {
-		match, err := parseMatch(p+".match", m)
+		match, err := parseMatch(p+".match", m, w)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +201,7 @@ func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
 	if steps.Kind != runs.Array || len(steps.Arr) == 0 {
 		return nil, bad(p+".steps", msgSteps)
 	}
-	if sc.Steps, err = parseSteps(p+".steps", steps); err != nil {
+	if sc.Steps, err = parseSteps(p+".steps", steps, w); err != nil {
 		return nil, err
 	}
 	for _, l := range []struct {
@@ -222,7 +212,7 @@ func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
 			if v.Kind != runs.Array {
 				return nil, bad(p+"."+l.key, msgStepList)
 			}
-			if *l.dst, err = parseSteps(p+"."+l.key, v); err != nil {
+			if *l.dst, err = parseSteps(p+"."+l.key, v, w); err != nil {
 				return nil, err
 			}
 		}
@@ -236,7 +226,9 @@ func parseScenario(p string, v runs.Value) (*Scenario, *runs.Error) {
 	return sc, nil
 }
 
-func parseMatch(p string, v runs.Value) (Match, *runs.Error) {
+// parseMatch compiles the match's regular expressions; once the set weighs
+// more than MaxHeldBytes, the 409 of Sets.Put (a next one is not compiled).
+func parseMatch(p string, v runs.Value, w *weight) (Match, *runs.Error) {
 	var m Match
 	if _, err := object(p, v, matchKeys); err != nil {
 		return m, err
@@ -252,6 +244,9 @@ func parseMatch(p string, v runs.Value) (Match, *runs.Error) {
 		r, err := regexp.Compile(s.Str)
 		if err != nil {
 			return nil, bad(p+"."+k, regexpError(err))
+		}
+		if w.regexp(s.Str); w.over() {
+			return nil, errHeld()
 		}
 		return r, nil
 	}
@@ -271,10 +266,11 @@ func parseMatch(p string, v runs.Value) (Match, *runs.Error) {
 	return m, nil
 }
 
-func parseSteps(p string, v runs.Value) ([]Step, *runs.Error) {
+func parseSteps(p string, v runs.Value, w *weight) ([]Step, *runs.Error) {
 	if len(v.Arr) > MaxSteps {
 		return nil, bad(p, "at most "+strconv.Itoa(MaxSteps)+" steps")
 	}
+	w.bytes += stepBytes * int64(len(v.Arr))
 	steps := make([]Step, 0, len(v.Arr))
 	for j, el := range v.Arr {
 		st, err := parseStep(p+"["+strconv.Itoa(j)+"]", el)

@@ -6,7 +6,8 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
-// Bounds of a scenario set (a client can make the server hold one per namespace).
+// Bounds of a scenario set (a client can make the server hold one per
+// namespace; MaxHeldBytes bounds them all together).
 const (
 	// MaxScenarios is the most scenarios one set may hold.
 	MaxScenarios = 1000
@@ -23,6 +24,7 @@ const (
 type Set struct {
 	Scenarios []*Scenario
 	source    runs.Value
+	heldBytes int64 // what the set holds, estimated (held.go)
 }
 
 // Scenario is one validated scenario (docs/scenarios.md §1).

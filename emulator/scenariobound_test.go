@@ -8,12 +8,12 @@ import (
 )
 
 // PUT /__admin/hermes/scenarios past what the sets of all namespaces hold
-// together (scenarios.MaxHeldBytes, the --scenarios default counted once):
+// together (scenarios.MaxHeldValues, the --scenarios default counted once):
 // 409 admin envelope, declared in admin.yaml, and the namespace keeps the set
-// it had; a DELETE gives its share back. A set of 500,000 numbers weighs
-// ~73 MB.
+// it had; a DELETE gives its share back. A set of 300,000 numbers holds
+// 300,009 values.
 func TestScenarioSetsHeldBound(t *testing.T) {
-	numbers := `{"scenarios":[{"name":"n","steps":[{"after":0,"approval":{"x":[` + strings.Repeat("0,", 500_000) + `0]}}]}]}`
+	numbers := `{"scenarios":[{"name":"n","steps":[{"after":0,"approval":{"x":[` + strings.Repeat("0,", 300_000) + `0]}}]}]}`
 	x := newH(t, emulator.Options{Scenarios: mustSet(t, numbers)})
 	for _, ns := range []string{"a", "b"} {
 		x.ns = ns
@@ -21,7 +21,7 @@ func TestScenarioSetsHeldBound(t *testing.T) {
 	}
 	x.ns = "c"
 	x.want(x.do("PUT", "/__admin/hermes/scenarios", numbers), 409,
-		adminErr("scenario sets too large in all namespaces (max 268435456 bytes)"))
+		adminErr("scenario sets hold more than 1000000 values in all namespaces"))
 	if r := x.get("/__admin/hermes/scenarios"); r.Status != 200 || string(r.Body) != numbers {
 		t.Fatalf("c after a refused PUT: %d, not the default", r.Status)
 	}

@@ -36,7 +36,7 @@ func (g *Gateway) startAutopilot() {
 
 // SetScenarios replaces ns's scenario set (PUT /__admin/hermes/scenarios); runs
 // admitted keep the scenario they matched. Bounds (scenarios.Sets.Put): 429 past
-// Options.MaxNamespaces own sets (or deletions), 409 past MaxHeldBytes in all.
+// Options.MaxNamespaces own sets (or deletions), 409 past what all sets hold.
 func (g *Gateway) SetScenarios(ns string, s *scenarios.Set) *runs.Error {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -231,13 +231,13 @@ func TestScenarioSetsBound(t *testing.T) {
 }
 
 // The scenario sets of all namespaces — the default once, every namespace's
-// own — hold at most scenarios.MaxHeldBytes together: a set past it is
+// own — hold at most scenarios.MaxHeldValues values together: a set past it is
 // refused with a 409 and nothing changes; a set replaced or deleted counts no
-// more. A set of 500,000 numbers weighs ~73 MB (144 bytes a value).
+// more. A set of 300,000 numbers holds 300,009 values.
 func TestScenarioSetsHeldBound(t *testing.T) {
-	const msg = "scenario sets too large in all namespaces (max 268435456 bytes)"
+	const msg = "scenario sets hold more than 1000000 values in all namespaces"
 	numbers, perr := scenarios.Parse([]byte(`{"scenarios":[{"name":"n","steps":[{"after":0,"approval":{"x":[` +
-		strings.Repeat("0,", 500_000) + `0]}}]}]}`))
+		strings.Repeat("0,", 300_000) + `0]}}]}]}`))
 	small, _ := scenarios.Parse([]byte(modelScenario))
 	if perr != nil || small == nil {
 		t.Fatal(perr)
@@ -260,7 +260,7 @@ func TestScenarioSetsHeldBound(t *testing.T) {
 		}
 	}
 	put("a", numbers, "")
-	put("b", numbers, "") // the default and two: ~220 MB
+	put("b", numbers, "") // the default and two: 900,027 values
 	put("c", numbers, msg)
 	put("c", small, "")
 	if g.Scenarios("c") != small {

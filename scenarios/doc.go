@@ -13,9 +13,9 @@
 //     messages are the controls' own.
 //   - match.go: which scenario drives a new run (first match in file order), and
 //     Sets: every namespace's set — its own, else the default — at most a bound
-//     of namespaces holding their own, and MaxHeldBytes held by all together.
-//   - held.go: what a set holds, estimated as it is parsed from its values,
-//     steps, scenarios and compiled regular expressions (measured upper bounds).
+//     of namespaces holding their own, and what all hold together bounded.
+//   - held.go: the two counts all sets together are bounded by: JSON values,
+//     and the size of compiled regular expressions (instructions and runes).
 //   - cursor.go: a run's position in its scenario (a plain value) and the pure
 //     transitions: a step fired, an approval answered, a stop, the run
 //     finished by hand while the scenario waited for an answer.

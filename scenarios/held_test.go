@@ -12,6 +12,15 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
+// The most heap bytes a JSON value of a set, and a unit of its compiled
+// regular expressions' size, were measured to hold (TestHeldCosts; strings' and
+// keys' own bytes aside): docs/security.md states the ceiling they give,
+// MaxHeldValues × worstValueBytes + MaxHeldRegexpSize × worstUnitBytes.
+const (
+	worstValueBytes = 300
+	worstUnitBytes  = 200
+)
+
 // heapHeld is how many heap bytes what f returns keeps alive (runtime.MemStats
 // after a collection, before and after; f's garbage is collected).
 func heapHeld(f func() any) int64 {
@@ -25,166 +34,189 @@ func heapHeld(f func() any) int64 {
 	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
 }
 
-// repeat joins n copies of el(i) with commas.
-func repeat(n int, el func(i int) string) string {
-	parts := make([]string, n)
-	for i := range parts {
-		parts[i] = el(i)
-	}
-	return strings.Join(parts, ",")
-}
+// repeat joins n copies of s with commas.
+func repeat(n int, s string) string { return strings.TrimSuffix(strings.Repeat(s+",", n), ",") }
 
-// scenariosOf is a set of n scenarios named s0…, each with steps.
+// scenariosOf is a set of n scenarios named s0…, each with match and steps.
 func scenariosOf(n int, match, steps string) string {
-	return `{"scenarios":[` + repeat(n, func(i int) string {
-		return fmt.Sprintf(`{"name":"s%d",%s"steps":[%s]}`, i, match, steps)
-	}) + `]}`
+	list := make([]string, n)
+	for i := range list {
+		list[i] = fmt.Sprintf(`{"name":"s%d",%s"steps":[%s]}`, i, match, steps)
+	}
+	return `{"scenarios":[` + strings.Join(list, ",") + `]}`
 }
 
 // matchInput is a match object of one input pattern, as JSON.
-func matchInput(p string) string { return `"match":{"input":` + quoteJSON(p) + `},` }
-
-func quoteJSON(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+func matchInput(p string) string {
+	return `"match":{"input":"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"},`
 }
 
-// recording is a set shaped like a hermes-emulator record file: a scenario a
-// run, matched by ^<regexp.QuoteMeta(prompt)>$, running, a tool call, deltas
-// message.delta events of 8 bytes, completed with the output.
-func recording(runs, promptBytes, deltas int) string {
-	prompt := strings.Repeat("Deploy (the) app? ", promptBytes/18+1)[:promptBytes]
-	return `{"scenarios":[` + repeat(runs, func(i int) string {
-		p := "^" + regexp.QuoteMeta(fmt.Sprintf("%06d ", i)+prompt) + "$"
-		return fmt.Sprintf(`{"name":"rec-%06d","match":{"input":%s},"steps":[`, i, quoteJSON(p)) +
-			`{"after":"200ms","observe":{"status":"running"}},` +
-			`{"after":"100ms","events":[{"event":"tool.started","tool":"terminal","preview":"make deploy"}]},` +
-			`{"after":"1.5s","events":[{"event":"tool.completed","tool":"terminal","duration":1.5,"error":false},` +
-			repeat(deltas, func(int) string { return `{"event":"message.delta","delta":"Deployed"}` }) + `]},` +
-			`{"after":"500ms","observe":{"status":"completed","output":"` + strings.Repeat("Deployed", deltas) +
-			`","usage":{"input_tokens":12,"output_tokens":3,"total_tokens":15}}}]}`
-	}) + `]}`
+// What a regular expression's size counts: its program's instructions and the
+// runes they list.
+func TestRegexpSize(t *testing.T) {
+	for expr, want := range map[string]int{
+		"":                                  3,    // fail, capture 0 begin and end, match: with the empty op, 3
+		"a":                                 4,    // + an instruction and its rune
+		"^a$":                               6,    // + two empty-width instructions
+		"[a-z]":                             5,    // one instruction, the range's two ends
+		"a{1000}":                           2002, // a thousand instructions and runes
+		"^" + regexp.QuoteMeta("a.b") + "$": 10,
+		`\pL`:                               1321, // one instruction listing 1,316 runes (658 ranges)
+	} {
+		if got := regexpSize(expr); got != want {
+			t.Errorf("regexpSize(%q) = %d, want %d", expr, got, want)
+		}
+	}
 }
 
-// A set's weight is at least what it holds on the heap, measured for the
-// shapes that hold the most per value, per step, per scenario, per byte of a
-// string and per instruction of a regular expression (held.go): so the sets
-// of all namespaces, at most MaxHeldBytes together, hold at most that. The
-// log shows each shape's heap bytes, weight and heap bytes a weighed byte.
-func TestWeightBoundsHeap(t *testing.T) {
+// The heap a set holds, a JSON value and a unit of regular-expression size at
+// a time, is at most worstValueBytes and worstUnitBytes, measured with
+// runtime.MemStats on the shapes that hold the most of each (the log shows
+// them). Values: sets without regular expressions and with short strings;
+// units: regexp.Compile's result, as a set keeps it.
+func TestHeldCosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures heaps of tens of MB")
 	}
-	step := func(n int, s string) string { return repeat(n, func(int) string { return s }) }
+	deny := `{"after":0,"deliver_steers":true}`
 	for _, c := range []struct{ name, body string }{
-		{"numbers", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"x":[` + step(50_000, "0") + `]}}]}]}`},
-		{"empty objects", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"x":[` + step(50_000, "{}") + `]}}]}]}`},
-		{"arrays of 103 empty objects", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"x":[` + step(500, "["+step(103, "{}")+"]") + `]}}]}]}`},
-		{"keys", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{` + repeat(50_000, func(i int) string { return fmt.Sprintf(`"k%d":0`, i) }) + `}}]}]}`},
-		{"strings", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"command":"` + strings.Repeat("x", 5<<20) + `"}}]}]}`},
-		{"approval steps", scenariosOf(25, "", step(600, `{"after":0,"approval":{}}`))},
-		{"approval steps with a command", scenariosOf(25, "", step(600, `{"after":0,"approval":{"command":"x"}}`))},
-		{"event steps", scenariosOf(25, "", step(600, `{"after":0,"events":[{"event":"message.delta","delta":"x"}]}`))},
-		{"steer steps", scenariosOf(25, "", step(600, `{"after":0,"deliver_steers":true}`))},
-		{"observe steps", scenariosOf(25, "", step(600, `{"after":0,"observe":{"status":"running"}}`))},
-		{"scenarios", scenariosOf(1000, "", `{"after":0,"deliver_steers":true}`)},
-		{"scenarios with a match", scenariosOf(1000, `"match":{"input":"a","model":"m","session_id":"^b$"},`, `{"after":0,"deliver_steers":true}`)},
-		{"literal", scenariosOf(1, matchInput(strings.Repeat("abcdefgh", 1<<15)), `{"after":0,"deliver_steers":true}`)},
-		{"anchored literal", scenariosOf(1, matchInput("^"+regexp.QuoteMeta(strings.Repeat("a.b c?d ", 1<<15))+"$"), `{"after":0,"deliver_steers":true}`)},
-		{"case-folded literal", scenariosOf(1, matchInput("(?i)"+strings.Repeat("abcdefgh", 1<<15)), `{"after":0,"deliver_steers":true}`)},
-		{"repeated literal", scenariosOf(1, matchInput(strings.Repeat("a{1000}", 250)), `{"after":0,"deliver_steers":true}`)},
-		{"classes", scenariosOf(1, matchInput(strings.Repeat("[a-z]", 1<<15)), `{"after":0,"deliver_steers":true}`)},
-		{"repeated class", scenariosOf(1, matchInput(strings.Repeat("[a-z]{1000}", 250)), `{"after":0,"deliver_steers":true}`)},
-		{"unicode classes", scenariosOf(1, matchInput(strings.Repeat(`\pL`, 5000)), `{"after":0,"deliver_steers":true}`)},
-		{"repeated unicode class", scenariosOf(1, matchInput(strings.Repeat(`\pL{1000}`, 250)), `{"after":0,"deliver_steers":true}`)},
-		{"stars", scenariosOf(1, matchInput("^"+strings.Repeat("a*b", 1<<15)+"$"), `{"after":0,"deliver_steers":true}`)},
-		{"alternations", scenariosOf(1, matchInput(strings.Repeat("(?:ab|cd)", 1<<14)), `{"after":0,"deliver_steers":true}`)},
-		{"captures", scenariosOf(1, matchInput(strings.Repeat("(a)", 1<<14)), `{"after":0,"deliver_steers":true}`)},
-		{"optional repeats", scenariosOf(1, matchInput(strings.Repeat("a{0,1000}", 250)), `{"after":0,"deliver_steers":true}`)},
-		{"short anchored literals", scenariosOf(250, matchInput("^"+strings.Repeat("abcdefgh", 112)+"$"), `{"after":0,"deliver_steers":true}`)},
-		{"short anchored classes", scenariosOf(250, matchInput("^"+strings.Repeat("[a-z]", 900)+"$"), `{"after":0,"deliver_steers":true}`)},
-		{"short anchored stars", scenariosOf(250, matchInput("^"+strings.Repeat("a*b", 300)+"$"), `{"after":0,"deliver_steers":true}`)},
-		{"short anchored unicode classes", scenariosOf(10, matchInput(`^\pL{900}$`), `{"after":0,"deliver_steers":true}`)},
-		{"short anchored alternations", scenariosOf(250, matchInput("^"+strings.Repeat("(?:ab|cd)", 150)+"$"), `{"after":0,"deliver_steers":true}`)},
-		{"literals of 255 bytes", scenariosOf(250, matchInput(strings.Repeat("abcdefgh", 32)[:255]), `{"after":0,"deliver_steers":true}`)},
-		{"literals of 520 bytes", scenariosOf(250, matchInput(strings.Repeat("abcdefgh", 65)), `{"after":0,"deliver_steers":true}`)},
-		{"anchored literals of 253 bytes", scenariosOf(250, matchInput("^"+strings.Repeat("abcdefgh", 32)[:253]+"$"), `{"after":0,"deliver_steers":true}`)},
-		{"tiny anchored", scenariosOf(1000, `"match":{"input":"^a$","session_id":"^b$"},`, `{"after":0,"deliver_steers":true}`)},
-		{"recording, 1 KB inputs", recording(250, 1000, 20)},
-		{"recording, 900-byte inputs", recording(250, 900, 20)},
+		{"numbers", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"x":[` + repeat(100_000, "0") + `]}}]}]}`},
+		{"empty objects", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"x":[` + repeat(100_000, "{}") + `]}}]}]}`},
+		{"arrays of 103 empty objects", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"x":[` + repeat(1000, "["+repeat(103, "{}")+"]") + `]}}]}]}`},
+		{"objects of one key", `{"scenarios":[{"name":"a","steps":[{"after":0,"approval":{"x":[` + repeat(100_000, `{"":0}`) + `]}}]}]}`},
+		{"approval steps", scenariosOf(50, "", repeat(1000, `{"after":0,"approval":{}}`))},
+		{"steer steps", scenariosOf(50, "", repeat(1000, deny))},
+		{"event steps", scenariosOf(50, "", repeat(1000, `{"after":0,"events":[{"event":"message.delta","delta":"x"}]}`))},
+		{"observe steps", scenariosOf(50, "", repeat(1000, `{"after":0,"observe":{"status":"running"}}`))},
+		{"scenarios of one step", scenariosOf(1000, "", deny)},
 	} {
 		var set *Set
 		heap := heapHeld(func() any {
-			var err error
+			var err *runs.Error
 			if set, err = Parse([]byte(c.body)); set == nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			return set
 		})
-		t.Logf("%-30s %11d heap bytes, weight %11d: %.2f a weighed byte", c.name, heap, set.heldBytes, float64(heap)/float64(set.heldBytes))
-		if heap > set.heldBytes {
-			t.Errorf("%s: %d heap bytes, more than its weight %d", c.name, heap, set.heldBytes)
+		per := float64(heap) / float64(set.values)
+		t.Logf("%-28s %8d values %11d heap bytes: %5.1f a value", c.name, set.values, heap, per)
+		if per > worstValueBytes {
+			t.Errorf("%s: %.1f heap bytes a value, more than %d", c.name, per, worstValueBytes)
+		}
+	}
+	for _, c := range []struct {
+		name, expr string
+		n          int // compiled n times
+	}{
+		{"^a$", "^a$", 20_000},
+		{"^$", "^$", 20_000},
+		{"empty", "", 20_000},
+		{"recorded input, 900 bytes", "^" + regexp.QuoteMeta(strings.Repeat("a.b c?d ", 113)[:900]) + "$", 200},
+		{"recorded input, 128 KiB", "^" + regexp.QuoteMeta(strings.Repeat("a.b c?d ", 1<<14)) + "$", 1},
+		{"[a-z] 900 times, anchored", "^" + strings.Repeat("[a-z]", 900) + "$", 200},
+		{"[a-z] 16,384 times", strings.Repeat("[a-z]", 1<<14), 1},
+		{`\pL 900 times, anchored`, `^\pL{900}$`, 5},
+		{`\pL 1,000 times`, strings.Repeat(`\pL`, 1000), 1},
+		{"a{1000}, anchored", "^a{900}$", 200},
+		{"a{1000} 100 times", strings.Repeat("a{1000}", 100), 1},
+		{"a*b 300 times, anchored", "^" + strings.Repeat("a*b", 300) + "$", 200},
+		{"(?:ab|cd) 150 times, anchored", "^" + strings.Repeat("(?:ab|cd)", 150) + "$", 200},
+		{"(a) 16,384 times", strings.Repeat("(a)", 1<<14), 1},
+	} {
+		heap := heapHeld(func() any {
+			res := make([]*regexp.Regexp, c.n)
+			for i := range res {
+				res[i] = regexp.MustCompile(c.expr)
+			}
+			return res
+		})
+		units := regexpSize(c.expr) * c.n
+		per := float64(heap) / float64(units)
+		t.Logf("%-30s %9d units %11d heap bytes: %5.1f a unit", c.name, units, heap, per)
+		if per > worstUnitBytes {
+			t.Errorf("%s: %.1f heap bytes a unit, more than %d", c.name, per, worstUnitBytes)
 		}
 	}
 }
 
-// The sets of all namespaces — the default once, every namespace's own —
-// weigh at most MaxHeldBytes together: a Put past it is refused with a 409
-// and changes nothing; a set replaced or deleted weighs no more.
+// The sets of all namespaces — the default once, every namespace's own — hold
+// at most MaxHeldValues values and MaxHeldRegexpSize of regular expressions
+// together: a Put past either is refused with its 409 and changes nothing; a
+// set replaced or deleted counts no more.
 func TestSetsHeldBound(t *testing.T) {
-	const msg = "scenario sets too large in all namespaces (max 268435456 bytes)"
-	quarter := &Set{heldBytes: MaxHeldBytes / 4}
-	half := &Set{heldBytes: MaxHeldBytes / 2}
+	const (
+		values = "scenario sets hold more than 1000000 values in all namespaces"
+		sizes  = "scenario sets' regular expressions compile to more than 1000000 instructions in all namespaces"
+	)
+	const q = MaxHeldValues / 4
+	quarter := &Set{values: q, regexpSize: q}
+	half := &Set{values: 2 * q, regexpSize: 2 * q}
+	halfValues := &Set{values: 2 * q}
+	halfSize := &Set{regexpSize: 2 * q}
 	s := Sets{Default: quarter}
 	for i, c := range []struct {
 		ns   string
 		set  *Set
-		fits bool
+		want string
 	}{
-		{"a", half, true},    // default ¼ + ½
-		{"b", half, false},   // + ½: past the bound
-		{"b", quarter, true}, // + ¼: exactly the bound
-		{"c", &Set{}, true},  // a set that weighs nothing fits
-		{"c", nil, true},     // a deletion too
-		{"a", quarter, true}, // replacing a: ½ → ¼
-		{"c", quarter, true}, // ¼ + ¼ + ¼ + ¼
-		{"d", &Set{heldBytes: 1}, false},
-		{"a", nil, true}, // deleting a frees its ¼
-		{"d", quarter, true},
-		{"b", half, false}, // b's ¼ → ½: past the bound
+		{"a", half, ""},           // default ¼ + ½
+		{"b", half, values},       // + ½: past both, values first
+		{"b", halfSize, sizes},    // past the size only
+		{"b", halfValues, values}, // past the values only
+		{"b", quarter, ""},        // + ¼: exactly both bounds
+		{"c", &Set{}, ""},         // a set that counts nothing fits
+		{"c", nil, ""},            // a deletion too
+		{"a", quarter, ""},        // replacing a: ½ → ¼
+		{"c", quarter, ""},        // ¼ + ¼ + ¼ + ¼
+		{"d", &Set{values: 1}, values},
+		{"d", &Set{regexpSize: 1}, sizes},
+		{"a", nil, ""}, // deleting a frees its ¼
+		{"d", quarter, ""},
+		{"b", half, values}, // b's ¼ → ½
+		{"b", &Set{values: q, regexpSize: 2 * q}, sizes},
 	} {
-		own := s.own[c.ns]
-		_, had := s.own[c.ns]
+		own, had := s.own[c.ns]
 		err := s.Put(c.ns, c.set, 10)
 		switch {
-		case c.fits && err != nil:
+		case c.want == "" && err != nil:
 			t.Fatalf("%d: Put(%s) = %v", i, c.ns, err)
-		case !c.fits && (err == nil || err.Status != 409 || err.Message != msg || err.Envelope != runs.EnvAdmin):
-			t.Fatalf("%d: Put(%s) = %+v, want 409 %q", i, c.ns, err, msg)
-		case !c.fits:
-			if _, has := s.own[c.ns]; has != had || s.own[c.ns] != own {
+		case c.want != "" && (err == nil || err.Status != 409 || err.Message != c.want || err.Envelope != runs.EnvAdmin):
+			t.Fatalf("%d: Put(%s) = %+v, want 409 %q", i, c.ns, err, c.want)
+		case c.want != "":
+			if now, has := s.own[c.ns]; has != had || now != own {
 				t.Fatalf("%d: a refused Put changed %s", i, c.ns)
 			}
 		}
-		if total := s.Default.held() + s.held; total > MaxHeldBytes {
-			t.Fatalf("%d: the sets weigh %d", i, total)
+		if v, n := s.Default.held(); v+s.values > MaxHeldValues || n+s.regexpSize > MaxHeldRegexpSize {
+			t.Fatalf("%d: the sets hold %d values, %d of regular expressions", i, v+s.values, n+s.regexpSize)
 		}
 	}
-	if s.held != 3*MaxHeldBytes/4 {
-		t.Fatalf("own sets weigh %d, want ¾ of the bound", s.held)
+	if s.values != 3*q || s.regexpSize != 3*q {
+		t.Fatalf("own sets hold %d values, %d of regular expressions; want ¾ of the bounds", s.values, s.regexpSize)
 	}
 }
 
-// A set that alone weighs more than all namespaces may is refused as Put
-// refuses one (Load names the file), once its weight passes the bound: its
+// A set counts its values and its regular expressions' sizes.
+func TestSetCounts(t *testing.T) {
+	set, err := Parse([]byte(`{"scenarios":[{"name":"a","match":{"input":"^a$","session_id":"[a-z]","model":"m"},"steps":[{"after":0,"deliver_steers":true}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// root, list, scenario, name, match, input, session_id, model, steps, step, after, true
+	if v, n := set.held(); v != 12 || n != 6+5 {
+		t.Fatalf("held() = %d values, %d of regular expressions; want 12, 11", v, n)
+	}
+}
+
+// A set whose regular expressions alone compile past MaxHeldRegexpSize is
+// refused as Put refuses one (Load names the file), as soon as they do: its
 // later regular expressions are not compiled — not even read, so the bad one
 // after them goes unnamed.
-func TestSetHeavierThanTheBound(t *testing.T) {
-	const msg = "scenario sets too large in all namespaces (max 268435456 bytes)"
-	// \pL 10,000 times: 10,000 classes of ~1,300 characters, 55 MB of weight.
-	heavy := matchInput(strings.Repeat(`\pL`, 10000))
-	body := `{"scenarios":[` + repeat(5, func(i int) string {
-		return fmt.Sprintf(`{"name":"s%d",%s"steps":[{"after":0,"deliver_steers":true}]}`, i, heavy)
-	}) + `,{"name":"bad","match":{"input":"("},"steps":[{"after":0,"deliver_steers":true}]}]}`
+func TestSetRegexpsPastTheBound(t *testing.T) {
+	const msg = "scenario sets' regular expressions compile to more than 1000000 instructions in all namespaces"
+	// a{1000} 100 times: 200,002 a scenario, past the bound at the fifth.
+	body := strings.TrimSuffix(scenariosOf(5, matchInput(strings.Repeat("a{1000}", 100)), `{"after":0,"deliver_steers":true}`), "]}") +
+		`,{"name":"bad","match":{"input":"("},"steps":[{"after":0,"deliver_steers":true}]}]}`
 	set, err := Parse([]byte(body))
 	if set != nil || err == nil || err.Status != 409 || err.Message != msg || err.Envelope != runs.EnvAdmin {
 		t.Fatalf("Parse: %v", err)
@@ -195,5 +227,9 @@ func TestSetHeavierThanTheBound(t *testing.T) {
 	}
 	if _, err := Load(path); err == nil || err.Error() != path+": "+msg {
 		t.Fatalf("Load: %v", err)
+	}
+	// Four of them fit.
+	if _, err := Parse([]byte(scenariosOf(4, matchInput(strings.Repeat("a{1000}", 100)), `{"after":0,"deliver_steers":true}`))); err != nil {
+		t.Fatalf("four: %v", err)
 	}
 }

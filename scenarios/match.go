@@ -42,7 +42,8 @@ func (s *Set) ForRun(id string, sub *runs.Submission) *Scenario {
 type Sets struct {
 	Default *Set            // every namespace's set unless it has its own (serve --scenarios); nil = none
 	own     map[string]*Set // a namespace's own set; a nil value: deleted, none until the next Put
-	held    int64           // what the own sets hold together, estimated (Set.held)
+	// What the own sets count together (Set.held): values, regexpSize.
+	values, regexpSize int
 }
 
 // Of returns ns's set: its own, else the default; nil when it has none.
@@ -56,24 +57,34 @@ func (s *Sets) Of(ns string) *Set {
 // Put stores ns's own set; nil leaves ns without scenarios, not even the
 // default, until the next Put. At most max namespaces hold a set of their own
 // (or its deletion): 429 beyond. The own sets and the default (once) hold at
-// most MaxHeldBytes together, a set replaced or deleted counting no more: 409
-// `scenario sets too large in all namespaces (max 268435456 bytes)` for a set
-// that would take them past it (never for a deletion, nor for a set that
-// weighs no more than the one it replaces). Nothing changes on either.
+// most MaxHeldValues values and MaxHeldRegexpSize of compiled regular
+// expressions together, a set replaced or deleted counting no more: 409
+// `scenario sets hold more than 1000000 values in all namespaces`, or
+// `scenario sets' regular expressions compile to more than 1000000
+// instructions in all namespaces`, for a set that would take them past one
+// (never a deletion, nor a set that counts no more than the one it
+// replaces). Nothing changes on any refusal.
 func (s *Sets) Put(ns string, set *Set, max int) *runs.Error {
 	old, ok := s.own[ns]
 	if !ok && len(s.own) >= max {
 		return runs.Admin(429, "too many namespaces with scenarios (max "+strconv.Itoa(max)+")")
 	}
-	held := s.held - old.held() + set.held()
-	if set.held() > old.held() && s.Default.held()+held > MaxHeldBytes {
-		return errHeld()
+	defValues, defSize := s.Default.held()
+	oldValues, oldSize := old.held()
+	newValues, newSize := set.held()
+	values := s.values - oldValues + newValues
+	size := s.regexpSize - oldSize + newSize
+	if newValues > oldValues && defValues+values > MaxHeldValues {
+		return runs.Admin(409, msgHeldValues)
+	}
+	if newSize > oldSize && defSize+size > MaxHeldRegexpSize {
+		return runs.Admin(409, msgHeldRegexp)
 	}
 	if s.own == nil {
 		s.own = map[string]*Set{}
 	}
 	s.own[ns] = set
-	s.held = held
+	s.values, s.regexpSize = values, size
 	return nil
 }
 

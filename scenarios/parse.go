@@ -56,21 +56,18 @@ func Parse(data []byte) (*Set, *runs.Error) {
 }
 
 // FromValue validates a parsed scenario file (see Parse). v is kept, unchanged,
-// as the set's JSON form. A set that alone would hold more than MaxHeldBytes
-// is refused with the 409 of Sets.Put, before the rest of its regular
-// expressions are compiled.
+// as the set's JSON form. A set whose regular expressions alone compile past
+// MaxHeldRegexpSize is refused with the 409 of Sets.Put, before the rest of
+// them are compiled.
 func FromValue(v runs.Value) (*Set, *runs.Error) {
 	if v.Kind != runs.Object {
 		return nil, bad("", msgRoot)
 	}
 	// A set is kept for as long as its namespace has it: every value counts
-	// (maxValues), as a YAML file's are counted, and weighs (held.go).
-	var w weight
-	if !w.value(v) {
+	// (maxValues), as a YAML file's are counted (held.go).
+	set := &Set{source: v}
+	if !count(v, &set.values) {
 		return nil, bad("", msgValues)
-	}
-	if w.over() {
-		return nil, errHeld()
 	}
 	for _, k := range v.Obj.Keys {
 		if k != "scenarios" {
@@ -84,11 +81,10 @@ func FromValue(v runs.Value) (*Set, *runs.Error) {
 	if len(list.Arr) > MaxScenarios {
 		return nil, bad("scenarios", "at most "+strconv.Itoa(MaxScenarios)+" scenarios")
 	}
-	set := &Set{source: v}
 	seen := map[string]bool{}
 	for i, el := range list.Arr {
 		p := "scenarios[" + strconv.Itoa(i) + "]"
-		sc, err := parseScenario(p, el, &w)
+		sc, err := parseScenario(p, el, &set.regexpSize)
 		if err != nil {
 			return nil, err
 		}
@@ -98,10 +94,6 @@ func FromValue(v runs.Value) (*Set, *runs.Error) {
 		seen[sc.Name] = true
 		set.Scenarios = append(set.Scenarios, sc)
 	}
-	if w.over() {
-		return nil, errHeld()
-	}
-	set.heldBytes = w.bytes
 	return set, nil
 }
 
@@ -172,12 +164,11 @@ func regexpError(err error) string {
 	return "error parsing regexp: " + string(se.Code) + ": " + echo(se.Expr)
 }
 
-func parseScenario(p string, v runs.Value, w *weight) (*Scenario, *runs.Error) {
+func parseScenario(p string, v runs.Value, size *int) (*Scenario, *runs.Error) {
 	o, err := object(p, v, scenarioKeys)
 	if err != nil {
 		return nil, err
 	}
-	w.bytes += scenarioBytes
 	sc := &Scenario{IfDenied: defaultIfDenied(), OnStop: defaultOnStop()}
 	name, ok := o.Get("name")
 	// The name rule of namespaces and branches (runs.ValidName). A name that
@@ -191,7 +182,7 @@ func parseScenario(p string, v runs.Value, w *weight) (*Scenario, *runs.Error) {
 	}
 	sc.Name = name.Str
 	if m, ok := o.Get("match"); ok {
-		match, err := parseMatch(p+".match", m, w)
+		match, err := parseMatch(p+".match", m, size)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +192,7 @@ func parseScenario(p string, v runs.Value, w *weight) (*Scenario, *runs.Error) {
 	if steps.Kind != runs.Array || len(steps.Arr) == 0 {
 		return nil, bad(p+".steps", msgSteps)
 	}
-	if sc.Steps, err = parseSteps(p+".steps", steps, w); err != nil {
+	if sc.Steps, err = parseSteps(p+".steps", steps); err != nil {
 		return nil, err
 	}
 	for _, l := range []struct {
@@ -212,7 +203,7 @@ func parseScenario(p string, v runs.Value, w *weight) (*Scenario, *runs.Error) {
 			if v.Kind != runs.Array {
 				return nil, bad(p+"."+l.key, msgStepList)
 			}
-			if *l.dst, err = parseSteps(p+"."+l.key, v, w); err != nil {
+			if *l.dst, err = parseSteps(p+"."+l.key, v); err != nil {
 				return nil, err
 			}
 		}
@@ -226,9 +217,10 @@ func parseScenario(p string, v runs.Value, w *weight) (*Scenario, *runs.Error) {
 	return sc, nil
 }
 
-// parseMatch compiles the match's regular expressions; once the set weighs
-// more than MaxHeldBytes, the 409 of Sets.Put (a next one is not compiled).
-func parseMatch(p string, v runs.Value, w *weight) (Match, *runs.Error) {
+// parseMatch compiles the match's regular expressions, adding their sizes to
+// *size; past MaxHeldRegexpSize, the 409 of Sets.Put (a next one is not
+// compiled).
+func parseMatch(p string, v runs.Value, size *int) (Match, *runs.Error) {
 	var m Match
 	if _, err := object(p, v, matchKeys); err != nil {
 		return m, err
@@ -245,8 +237,8 @@ func parseMatch(p string, v runs.Value, w *weight) (Match, *runs.Error) {
 		if err != nil {
 			return nil, bad(p+"."+k, regexpError(err))
 		}
-		if w.regexp(s.Str); w.over() {
-			return nil, errHeld()
+		if *size += regexpSize(s.Str); *size > MaxHeldRegexpSize {
+			return nil, runs.Admin(409, msgHeldRegexp)
 		}
 		return r, nil
 	}
@@ -266,11 +258,10 @@ func parseMatch(p string, v runs.Value, w *weight) (Match, *runs.Error) {
 	return m, nil
 }
 
-func parseSteps(p string, v runs.Value, w *weight) ([]Step, *runs.Error) {
+func parseSteps(p string, v runs.Value) ([]Step, *runs.Error) {
 	if len(v.Arr) > MaxSteps {
 		return nil, bad(p, "at most "+strconv.Itoa(MaxSteps)+" steps")
 	}
-	w.bytes += stepBytes * int64(len(v.Arr))
 	steps := make([]Step, 0, len(v.Arr))
 	for j, el := range v.Arr {
 		st, err := parseStep(p+"["+strconv.Itoa(j)+"]", el)

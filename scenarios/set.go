@@ -7,7 +7,7 @@ import (
 )
 
 // Bounds of a scenario set (a client can make the server hold one per
-// namespace; MaxHeldBytes bounds them all together).
+// namespace; MaxHeldValues and MaxHeldRegexpSize bound them all together).
 const (
 	// MaxScenarios is the most scenarios one set may hold.
 	MaxScenarios = 1000
@@ -24,7 +24,9 @@ const (
 type Set struct {
 	Scenarios []*Scenario
 	source    runs.Value
-	heldBytes int64 // what the set holds, estimated (held.go)
+	// What the set counts against the bounds of all sets (held.go): its
+	// JSON values and the size of its compiled regular expressions.
+	values, regexpSize int
 }
 
 // Scenario is one validated scenario (docs/scenarios.md §1).

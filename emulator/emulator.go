@@ -278,7 +278,8 @@ func (s *Server) Handler() http.Handler { return s }
 // Client returns a typed client of the public operations for this server,
 // generated from openapi.yaml (gen.ClientWithResponses). Without a listener
 // it calls Handler() in-process, with buffered responses (an SSE stream
-// arrives when it ends).
+// arrives when it ends); a request's context ends it as over a socket: a call
+// whose context ends before the answer returns the context's error.
 func (s *Server) Client() *gen.ClientWithResponses {
 	url, opts := s.url, []gen.ClientOption(nil)
 	if url == "" {

@@ -3,11 +3,17 @@ package emulator_test
 import (
 	"bufio"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/hermes-emulator/hermes-emulator/emulator"
 	"github.com/hermes-emulator/hermes-emulator/gen"
@@ -139,4 +145,133 @@ func TestURLKeepsHost(t *testing.T) {
 		t.Fatalf("health: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// A request that the grace cuts short ends before Close returns: its context
+// ends, so a fault delay stops waiting, and it is done before the gateway and
+// the store close. It went on sleeping after Close had returned, then ran
+// against the closed store (a 500 "storage: closed") and logged through a
+// Logger the caller had finished with — a goroutine leak, and a panic when
+// the Logger writes to a test that has ended.
+func TestCloseEndsTheRequestsItCuts(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	var logs closedLog
+	srv, err := emulator.New(emulator.Options{ShutdownGrace: 100 * time.Millisecond, DBPath: filepath.Join(t.TempDir(), "x.db"),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), LogRequests: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Control().AddFault(t.Context(), map[string]any{"operationId": "RunCreate", "delayMs": 5000}); err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	answered := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.URL()+"/v1/runs", strings.NewReader(`{"input":"x"}`))
+		req.Header.Set("Idempotency-Key", "k1")
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the submission waits in the delay
+	began := time.Now()
+	if err := srv.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	logs.close()
+	if took := time.Since(began); took > 2*time.Second {
+		t.Fatalf("Close took %v", took)
+	}
+	if err := <-answered; err == nil {
+		t.Fatal("the cut submission was answered")
+	}
+	hc.CloseIdleConnections()
+	http.DefaultClient.CloseIdleConnections()
+	goleak.VerifyNone(t, before)
+	if after := logs.after(); after != "" {
+		t.Fatalf("logged after Close returned: %q", after)
+	}
+	if !strings.Contains(logs.String(), "shutdown grace elapsed") {
+		t.Fatalf("no WARN line: %q", logs.String())
+	}
+}
+
+// closedLog is a log sink that keeps what is written after close separately.
+type closedLog struct {
+	mu           sync.Mutex
+	closed       bool
+	before, late strings.Builder
+}
+
+func (l *closedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return l.late.Write(p)
+	}
+	return l.before.Write(p)
+}
+
+func (l *closedLog) close() { l.mu.Lock(); l.closed = true; l.mu.Unlock() }
+
+func (l *closedLog) after() string { l.mu.Lock(); defer l.mu.Unlock(); return l.late.String() }
+
+func (l *closedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.before.String() }
+
+// Without a listener, Close treats the Handler() calls in progress as the
+// listener's requests: it waits up to the grace for them, then ends their
+// contexts and waits for them to return. It closed the store under them.
+func TestCloseWaitsForHandlerCalls(t *testing.T) {
+	var logs closedLog
+	srv, err := emulator.New(emulator.Options{NoListener: true, ShutdownGrace: 2 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := srv.Control()
+	if _, err := ctl.AddFault(t.Context(), map[string]any{"operationId": "RunGet", "count": 1, "delayMs": 300}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ctl.AddFault(t.Context(), map[string]any{"operationId": "RunStop", "count": 1, "delayMs": 60000}); err != nil {
+		t.Fatal(err)
+	}
+	type call struct {
+		code int
+		at   time.Time
+	}
+	serve := func(method, path string) <-chan call {
+		out := make(chan call, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+			out <- call{rec.Code, time.Now()}
+		}()
+		return out
+	}
+	poll, stop := serve("GET", "/v1/runs/x"), serve("POST", "/v1/runs/x/stop")
+	time.Sleep(100 * time.Millisecond) // both wait in their delays
+	began := time.Now()
+	if err := srv.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	closed := time.Now()
+	logs.close()
+	p, s := <-poll, <-stop
+	if p.code != 404 || p.at.After(closed) {
+		t.Fatalf("the poll within the grace: %d, answered %v after Close returned", p.code, p.at.Sub(closed))
+	}
+	if s.at.After(closed) {
+		t.Fatalf("the stop past the grace returned %v after Close", s.at.Sub(closed))
+	}
+	if took := closed.Sub(began); took < 1500*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("Close took %v, want the 2 s grace", took)
+	}
+	if !strings.Contains(logs.String(), `cut="POST /v1/runs/x/stop"`) {
+		t.Fatalf("WARN line: %q", logs.String())
+	}
+	if after := logs.after(); after != "" {
+		t.Fatalf("logged after Close returned: %q", after)
+	}
 }

@@ -94,8 +94,10 @@ type Server struct {
 	unlock   func() // releases the --db file lock
 	once     sync.Once
 	served   chan struct{}
-	inflight sync.Map // *http.Request → struct{}: requests in ServeHTTP, for the shutdown log line
-	conns    sync.Map // net.Conn → http.ConnState: the listener's open connections, for the same line
+	calls    calls              // requests in the pipeline: Close waits for them
+	base     context.Context    // every request's context ends with it (Close, after the grace)
+	cut      context.CancelFunc // ends base
+	conns    sync.Map           // net.Conn → http.ConnState: the listener's open connections, for the same line
 }
 
 // New starts an emulator with opts: it opens (and migrates) the database,
@@ -144,6 +146,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, db: db, gw: gw, hub: hub, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
 		metrics: metrics, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),
 		bodies: handlers.NewBodies(opts.MaxBodyBytes, opts.MaxInflightBodyBytes, opts.ReadTimeout)}
+	s.base, s.cut = context.WithCancel(context.Background())
 	s.loadContract()
 	s.route()
 	if opts.NoListener {
@@ -249,8 +252,10 @@ func (s *Server) listen() error {
 	// lives; every other answer has WriteTimeout from its start (answerWriter).
 	// `OPTIONS *` goes through the pipeline like every other request (a 404:
 	// no such route) instead of net/http's own empty 200.
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: s.opts.ReadTimeout, IdleTimeout: 120 * time.Second,
-		DisableGeneralOptionsHandler: true, ConnState: s.connState}
+	// Every request's context derives from s.base, which Close ends once the
+	// grace is over.
+	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: s.opts.ReadTimeout, IdleTimeout: 120 * time.Second,
+		DisableGeneralOptionsHandler: true, ConnState: s.connState, BaseContext: func(net.Listener) context.Context { return s.base }}
 	// Streams opened by requests that were in flight when Shutdown began end
 	// too: Shutdown calls this after it closed the listener.
 	s.http.RegisterOnShutdown(s.gw.Shutdown)
@@ -294,33 +299,46 @@ func (s *Server) Client() *gen.ClientWithResponses {
 
 // Close stops the listener, ends every open SSE stream at once (without a
 // closing comment), waits up to Options.ShutdownGrace (10 s) for in-flight
-// requests to finish (a request held by a fault delay completes normally) and
-// then forcibly closes what is left, with a WARN log line that counts them,
-// and closes the database. Without a listener, Close ends
-// the streams and closes the database: the caller must have finished its
-// Handler() calls. Close is idempotent; every call returns the first result.
+// requests to finish (a request held by a fault delay completes normally),
+// then cuts what is left — closes their connections and ends their contexts,
+// with a WARN log line that counts them — and waits for them to return
+// before it closes the database: no request of the server runs, and nothing
+// is logged, after Close returns. Without a listener, Close does the same
+// with the Handler() calls in progress (and the calls of Client and Control):
+// it waits up to the grace, then ends their contexts and waits for them.
+// Close is idempotent; every call returns the first result.
 func (s *Server) Close() error {
 	s.once.Do(func() {
 		<-s.contractReady // no goroutine of New outlives Close
-		if s.http == nil {
-			s.gw.Shutdown()
-			s.hub.Close()
-		}
+		grace, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
+		defer cancel()
+		s.gw.Shutdown()
 		if s.http != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
-			s.gw.Shutdown()
-			if err := s.http.Shutdown(ctx); err != nil {
-				// Say what the grace cut short (hardening H4).
-				n, cut := s.inFlight()
-				s.log.Warn("shutdown grace elapsed; closing the requests still in flight",
-					"grace", s.opts.ShutdownGrace.String(), "requests", n, "cut", cut, "unfinishedHeads", s.unfinishedHeads())
+			if err := s.http.Shutdown(grace); err != nil {
+				s.warnCut() // say what the grace cut short (hardening H4)
 				s.http.Close()
 			}
-			cancel()
 			<-s.served
+		} else {
+			s.hub.Close()
+			if !s.calls.wait(grace) {
+				s.warnCut()
+			}
 		}
+		// The requests cut short see their context end: a fault delay stops
+		// waiting, a body read gives up. They return before the gateway and
+		// the store they use are closed.
+		s.cut()
+		s.calls.wait(context.Background())
 		s.closeErr = errors.Join(s.gw.Close(), s.db.Close())
 		s.unlock()
 	})
 	return s.closeErr
+}
+
+// warnCut logs the WARN line of a shutdown whose grace elapsed.
+func (s *Server) warnCut() {
+	n, cut := s.calls.names()
+	s.log.Warn("shutdown grace elapsed; closing the requests still in flight",
+		"grace", s.opts.ShutdownGrace.String(), "requests", n, "cut", cut, "unfinishedHeads", s.unfinishedHeads())
 }

@@ -3,11 +3,9 @@ package emulator
 import (
 	"net"
 	"net/http"
-	"strings"
 
 	"github.com/hermes-emulator/hermes-emulator/journal"
 	"github.com/hermes-emulator/hermes-emulator/prom"
-	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
 // What the server tells about itself: its counters as a Prometheus collector,
@@ -24,20 +22,6 @@ import (
 // collector reads the live counters on every scrape; DELETE /__admin/metrics
 // resets them.
 func (s *Server) Metrics() *prom.Collector { return prom.New(s.metrics) }
-
-// inFlight counts the requests in ServeHTTP and names up to ten of them
-// ("POST /v1/runs, GET /v1/runs/x").
-func (s *Server) inFlight() (n int, names string) {
-	var some []string
-	s.inflight.Range(func(k, _ any) bool {
-		n++
-		if r := k.(*http.Request); len(some) < 10 {
-			some = append(some, r.Method+" "+runs.Echo(r.URL.EscapedPath()))
-		}
-		return true
-	})
-	return n, strings.Join(some, ", ")
-}
 
 // connState follows the listener's connections (http.Server.ConnState).
 func (s *Server) connState(c net.Conn, st http.ConnState) {

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -14,12 +15,23 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
-// ServeHTTP is the request pipeline of runs-api §3.
+// ServeHTTP is the request pipeline of runs-api §3, as Handler() serves it:
+// the request's context also ends when Close cuts the requests still in
+// flight after Options.ShutdownGrace.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.base, cancel)()
+	s.serve(w, r.WithContext(ctx))
+}
+
+// serve is the request pipeline. The listener serves it directly: its
+// requests' contexts derive from s.base already.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w = newAnswerWriter(w, s.opts.WriteTimeout)
-	s.inflight.Store(r, struct{}{})
-	defer s.inflight.Delete(r)
+	s.calls.begin(r)
+	defer s.calls.end(r)
 	// Step 1: the /ns/<name> prefix.
 	rawPath := r.URL.EscapedPath()
 	prefixNS := ""

@@ -102,16 +102,21 @@ type Server struct {
 
 // New starts an emulator with opts: it opens (and migrates) the database,
 // loads the contract and, unless opts.NoListener, listens and serves in the
-// background. The server is ready when New returns. Errors: the database
-// cannot be opened, the clock options are invalid, the address is taken, or
-// the admin or API key is one no request can carry (runs.KeyProblem).
+// background. The server is ready when New returns. Errors: an option that
+// no server can take (each named as its field, "emulator: Options.Port must
+// be …"; see Options), the database cannot be opened or is in use, the
+// address is taken, or the admin or API key is one no request can carry
+// (runs.KeyProblem).
 func New(opts Options) (*Server, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults()
 	if p := runs.KeyProblem(opts.AdminKey, false); p != "" {
-		return nil, errors.New("the admin key " + p + "; every control request would answer 401")
+		return nil, errors.New("emulator: Options.AdminKey " + p + "; every control request would answer 401")
 	}
 	if p := runs.KeyProblem(opts.APIKey, true); p != "" {
-		return nil, errors.New("the API key " + p + "; every public request would answer 401")
+		return nil, errors.New("emulator: Options.APIKey " + p + "; every public request would answer 401")
 	}
 	log := opts.Logger
 	if log == nil {
@@ -141,7 +146,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if err := startClock(gw, opts); err != nil {
 		gw.Close()
-		return nil, err
+		return nil, fmt.Errorf("emulator: Options.ClockStart %v: %w", opts.ClockStart, err)
 	}
 	s := &Server{opts: opts, db: db, gw: gw, hub: hub, faults: faults.NewStore(), journal: journal.New(opts.JournalSize),
 		metrics: metrics, log: log, served: make(chan struct{}), contractReady: make(chan struct{}),

@@ -1,7 +1,11 @@
 package emulator
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
@@ -9,7 +13,11 @@ import (
 
 // Options configure a Server; they are the flags of `hermes-emulator serve`
 // (runs-api §15). The zero value is a private in-memory emulator listening on
-// 127.0.0.1 at a free port, with the spec's defaults.
+// 127.0.0.1 at a free port, with the spec's defaults. New refuses, naming the
+// field, a value no server can take: a Port outside 0–65535, a negative
+// MaxCheckpoints, MaxNamespaces, SSEBufferBytes, SSEKeepalive or
+// SSESubscribeWait (as serve refuses the flags), a ClockStart that is not
+// finite or outside ±8.64e15 ms, and DBPath ":memory:".
 type Options struct {
 	Host string // listen host; default 127.0.0.1
 	Port int    // listen port; 0 = any free port
@@ -17,11 +25,11 @@ type Options struct {
 	// Control(), which then calls it in-process). URL() is "".
 	NoListener bool
 
-	DBPath            string        // SQLite file (WAL), durable across restarts (runs-api §10.4); "" = private in-memory
+	DBPath            string        // SQLite file (WAL), durable across restarts (runs-api §10.4); "" = private in-memory (not ":memory:")
 	AdminKey          string        // require x-mockingbird-admin-key on /__admin; "" = open (controls §1)
 	APIKey            string        // upstream bearer auth on the vendor routes (runs-api §14.3); "" = none
-	MaxConcurrentRuns int           // capacity limit; 0 = none
-	MaxBodyBytes      int64         // body limit; 0 = 10,000,000
+	MaxConcurrentRuns int           // capacity limit; 0 or less = none
+	MaxBodyBytes      int64         // body limit; 0 or less = 10,000,000
 	Seed              string        // fault-rate RNG seed; "" = "0"
 	SSEKeepalive      time.Duration // idle time before ": keepalive"; 0 = 30s
 	SSESubscribeWait  time.Duration // wait before a missing transport answers 404; 0 = 1s
@@ -31,10 +39,10 @@ type Options struct {
 	SSEBufferBytes    int           // frames held for one SSE stream (hardening H5); 0 = 8 MiB
 
 	// Bounds on what a client can make the server hold (hardening H4, H5).
-	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 = 10s
-	WriteTimeout         time.Duration // an answer other than a stream must be taken within it; 0 = 60s
-	ShutdownGrace        time.Duration // Close waits this long for in-flight requests; 0 = 10s
-	MaxInflightBodyBytes int64         // request body bytes held at once (503 server_busy past it); 0 = 64 MiB
+	ReadTimeout          time.Duration // request head, and each body, must arrive within it; 0 or less = 10s
+	WriteTimeout         time.Duration // an answer other than a stream must be taken within it; 0 or less = 60s
+	ShutdownGrace        time.Duration // Close waits this long for in-flight requests, then cuts them; 0 or less = 10s
+	MaxInflightBodyBytes int64         // request body bytes held at once (503 server_busy past it); 0 or less = 64 MiB
 
 	// ClockStart, when non-zero, sets the controlled clock (epoch ms) at start;
 	// FreezeClock freezes it there (or at the wall clock when ClockStart is 0).
@@ -58,6 +66,41 @@ type Options struct {
 	// credentials are never logged. nil = discard.
 	Logger      *slog.Logger
 	LogRequests bool // log one line per vendor request (not /health, /__admin, /openapi.yaml)
+}
+
+// check refuses, naming the field, a value of o that no server can take or
+// that would silently mean something else: a port outside 0–65535, a negative
+// value where neither the field nor the flag it mirrors gives one a meaning
+// (serve refuses the same, docs/options.md), a ClockStart that is not a
+// finite number, and DBPath ":memory:" — a file of that name, durable and
+// shared by every run in the working directory, not SQLite's in-memory
+// database (leave DBPath empty for a private in-memory store).
+func (o Options) check() error {
+	if o.Port < 0 || o.Port > 65535 {
+		return fmt.Errorf("emulator: Options.Port must be from 0 to 65535, not %d", o.Port)
+	}
+	for _, v := range []struct {
+		name string
+		n    int64
+		text string
+	}{
+		{"MaxCheckpoints", int64(o.MaxCheckpoints), strconv.Itoa(o.MaxCheckpoints)},
+		{"MaxNamespaces", int64(o.MaxNamespaces), strconv.Itoa(o.MaxNamespaces)},
+		{"SSEBufferBytes", int64(o.SSEBufferBytes), strconv.Itoa(o.SSEBufferBytes)},
+		{"SSEKeepalive", int64(o.SSEKeepalive), o.SSEKeepalive.String()},
+		{"SSESubscribeWait", int64(o.SSESubscribeWait), o.SSESubscribeWait.String()},
+	} {
+		if v.n < 0 {
+			return fmt.Errorf("emulator: Options.%s must be 0 or more, not %s", v.name, v.text)
+		}
+	}
+	if math.IsNaN(o.ClockStart) || math.IsInf(o.ClockStart, 0) {
+		return fmt.Errorf("emulator: Options.ClockStart must be a finite number of epoch milliseconds, not %v", o.ClockStart)
+	}
+	if o.DBPath == ":memory:" {
+		return errors.New(`emulator: Options.DBPath ":memory:" would be a file of that name in the working directory; leave DBPath empty for a private in-memory store`)
+	}
+	return nil
 }
 
 // withDefaults is o with every zero value replaced by its default (runs-api §15).

@@ -250,6 +250,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hermes-emulator serve: %v\n", err)
 		return 2
 	}
+	if c.opts.DBPath == ":memory:" { // emulator.Options.check refuses it too
+		fmt.Fprintf(stderr, "hermes-emulator serve: %s \":memory:\" would be a file of that name in the working directory; leave it out for a private in-memory store\n", origin(fs, "db", "DB"))
+		return 2
+	}
 	var set *scenarios.Set
 	if c.scenarios != "" {
 		var err error

@@ -285,6 +285,9 @@ func TestCheckedValuesNameTheirOrigin(t *testing.T) {
 		{[]string{"LOG", "json"}, []string{"serve", "--log", "xml"}, "hermes-emulator serve: --log must be pretty, json or off, not \"xml\"\n"},
 		{[]string{"PORT", "70000"}, []string{"health"}, "hermes-emulator health: HERMES_EMULATOR_PORT must be a port number from 0 to 65535, not 70000\n"},
 		{[]string{"URL", "ftp://h"}, []string{"health"}, "hermes-emulator health: HERMES_EMULATOR_URL must be an http(s) URL, not \"ftp://h\"\n"},
+		// --db :memory: made a durable file of that name in the working directory.
+		{nil, []string{"serve", "--db", ":memory:"}, "hermes-emulator serve: --db \":memory:\" would be a file of that name in the working directory; leave it out for a private in-memory store\n"},
+		{[]string{"DB", ":memory:"}, []string{"serve"}, "hermes-emulator serve: HERMES_EMULATOR_DB \":memory:\" would be a file of that name in the working directory; leave it out for a private in-memory store\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(append(tc.env, tc.args...), " "), func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -273,5 +274,31 @@ func TestCloseWaitsForHandlerCalls(t *testing.T) {
 	}
 	if after := logs.after(); after != "" {
 		t.Fatalf("logged after Close returned: %q", after)
+	}
+}
+
+// An IPv6 host may come in brackets, as it is written in a URL (serve --host
+// [::1]): the listener and URL() add their own. "[::1]" failed with "address
+// [[::1]]:0: missing port in address".
+func TestBracketedIPv6Host(t *testing.T) {
+	if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	} else {
+		ln.Close()
+	}
+	for _, host := range []string{"::1", "[::1]"} {
+		srv, err := emulator.New(emulator.Options{Host: host})
+		if err != nil {
+			t.Fatalf("Host %q: %v", host, err)
+		}
+		if !regexp.MustCompile(`^http://\[::1\]:[0-9]+$`).MatchString(srv.URL()) {
+			t.Fatalf("Host %q: URL() = %q", host, srv.URL())
+		}
+		resp, err := http.Get(srv.URL() + "/health")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("Host %q: health: %v %v", host, resp, err)
+		}
+		resp.Body.Close()
+		srv.Close()
 	}
 }

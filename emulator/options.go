@@ -19,7 +19,7 @@ import (
 // SSESubscribeWait (as serve refuses the flags), a ClockStart that is not
 // finite or outside ±8.64e15 ms, and DBPath ":memory:".
 type Options struct {
-	Host string // listen host; default 127.0.0.1
+	Host string // listen host; default 127.0.0.1 (an IPv6 address with or without brackets)
 	Port int    // listen port; 0 = any free port
 	// NoListener builds the handler without a listener: use Handler() (or
 	// Control(), which then calls it in-process). URL() is "".
@@ -107,6 +107,9 @@ func (o Options) check() error {
 func (o Options) withDefaults() Options {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
+	}
+	if len(o.Host) > 2 && o.Host[0] == '[' && o.Host[len(o.Host)-1] == ']' {
+		o.Host = o.Host[1 : len(o.Host)-1] // "[::1]" as in a URL; the listener and URL add brackets
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 10_000_000

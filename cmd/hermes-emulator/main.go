@@ -10,6 +10,7 @@
 // or boolean variable that does not parse is an error (exit 2) — booleans take
 // what strconv.ParseBool takes (1/0, true/false, t/f). The process runs until SIGINT or SIGTERM, then shuts
 // down gracefully: in-flight requests finish, streams end, the database closes.
+// A second SIGINT or SIGTERM ends it at once.
 package main
 
 import (
@@ -49,7 +50,8 @@ Flags of serve (environment variable in brackets):
 const serveUsage = `Usage: hermes-emulator serve [flags]
 
 Starts the emulator and serves until SIGINT or SIGTERM, then shuts down
-gracefully (requests in flight finish, streams end, the database closes).
+gracefully (requests in flight finish, streams end, the database closes);
+a second SIGINT or SIGTERM ends it at once.
 Every flag can also be set by the environment variable in brackets; an empty
 variable counts as unset, and a flag given on the command line wins.
 
@@ -307,6 +309,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	banner(stdout, c.logFormat, url, o.AdminKey != "")
 	<-ctx.Done()
+	// A second SIGINT or SIGTERM has its default effect: the process ends at
+	// once instead of waiting out --shutdown-grace (Ctrl-C twice).
+	stop()
 	o.Logger.Info("shutting down")
 	if err := srv.Close(); err != nil {
 		fmt.Fprintf(stderr, "hermes-emulator: close: %v\n", err)

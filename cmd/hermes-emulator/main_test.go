@@ -538,3 +538,80 @@ func TestOpenNetworkWarningWithLogOff(t *testing.T) {
 		t.Fatalf("no warning; stdout %q stderr %q", stdout.String(), stderr.String())
 	}
 }
+
+// A second SIGINT or SIGTERM during the shutdown ends the process at once,
+// killed by that signal, as a user who presses Ctrl-C twice expects: the
+// server no longer waits out --shutdown-grace for a request held by a fault
+// delay (it ignored every signal after the first).
+func TestBinarySecondSignalEndsAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "hermes-emulator")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cliClean(t)
+	var stderr lockedBuffer
+	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", "0", "--log", "json", "--shutdown-grace", "1m")
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		select {
+		case <-exited:
+		default:
+			cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	var line struct{ URL string }
+	if err != nil || json.Unmarshal([]byte(first), &line) != nil || line.URL == "" {
+		t.Fatalf("banner %q: %v", first, err)
+	}
+	fault, err := http.Post(line.URL+"/__admin/faults", "application/json", strings.NewReader(`{"operationId":"RunGet","delayMs":60000}`))
+	if err != nil || fault.StatusCode != 201 {
+		t.Fatalf("fault: %v %v", fault, err)
+	}
+	fault.Body.Close()
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	go func() {
+		if resp, err := hc.Get(line.URL + "/v1/runs/x"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // the poll waits in its delay
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "shutting down") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("exited on the first SIGTERM (%v), before the grace: %s", err, stderr.String())
+	default:
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
+			t.Fatalf("after the second signal: %v, want killed by SIGINT", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("still running 5 s after a second signal: %s", stderr.String())
+	}
+}

@@ -2,6 +2,8 @@ package control
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -34,6 +36,15 @@ func (k Clock) post(ctx context.Context, body string) (ClockState, error) {
 
 func ms(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
+// instant is epochMs as JSON text; NaN and ±Inf, which JSON cannot carry, are
+// refused before anything is sent.
+func instant(epochMs float64) (string, error) {
+	if math.IsNaN(epochMs) || math.IsInf(epochMs, 0) {
+		return "", fmt.Errorf("control: clock: %v is not a number of epoch milliseconds", epochMs)
+	}
+	return ms(epochMs), nil
+}
+
 // Get returns the clock state.
 func (k Clock) Get(ctx context.Context) (ClockState, error) {
 	var out ClockState
@@ -43,13 +54,21 @@ func (k Clock) Get(ctx context.Context) (ClockState, error) {
 
 // Set moves the clock to epochMs, keeping it frozen or live.
 func (k Clock) Set(ctx context.Context, epochMs float64) (ClockState, error) {
-	return k.post(ctx, `{"set":`+ms(epochMs)+`}`)
+	at, err := instant(epochMs)
+	if err != nil {
+		return ClockState{}, err
+	}
+	return k.post(ctx, `{"set":`+at+`}`)
 }
 
 // FreezeAt sets the clock to epochMs and freezes it there in one request,
 // e.g. 1700000000000 (the base instant of the acceptance tests).
 func (k Clock) FreezeAt(ctx context.Context, epochMs float64) (ClockState, error) {
-	return k.post(ctx, `{"set":`+ms(epochMs)+`,"freeze":true}`)
+	at, err := instant(epochMs)
+	if err != nil {
+		return ClockState{}, err
+	}
+	return k.post(ctx, `{"set":`+at+`,"freeze":true}`)
 }
 
 // Freeze stops the clock at its current instant.

@@ -13,6 +13,9 @@
 // adds the namespace and admin-key headers, encodes bodies, decodes answers
 // into small types and turns every answer outside 2xx into an *Error carrying
 // the status and the envelope's message (and code, for the Hermes controls).
+// An argument no request can carry — an empty run id, preset, branch or
+// checkpoint, a NaN or infinite clock instant — is refused before anything is
+// sent, with an error that is not an *Error ("control: Run: empty run id").
 // It depends only on the contracts' generated code, not on the emulator, so it
 // works against any emulator: in-process, a binary, or a container.
 package control
@@ -203,3 +206,12 @@ func encode(body any) (io.Reader, error) {
 }
 
 func raw(s string) io.Reader { return strings.NewReader(s) }
+
+// need refuses an empty path argument before anything is sent: the request
+// would reach another route (Run("") the run list), or none.
+func need(method, what, v string) error {
+	if v == "" {
+		return fmt.Errorf("control: %s: empty %s", method, what)
+	}
+	return nil
+}

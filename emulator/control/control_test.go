@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -355,3 +356,44 @@ func TestJournalAndTimeline(t *testing.T) {
 	wantErr(t, err, control.Error{Method: "POST", Path: "/__admin/branches/main/checkout", Status: 409, Type: "mockingbird_admin",
 		Message: "no checkpoint cp_nope"})
 }
+
+// An argument no request can carry is refused before anything is sent: an
+// empty run id, preset, branch or checkpoint, a clock instant that is not a
+// finite number. Run("") answered a zero RunView and no error (the request
+// reached the run list), Checkout("", cp) "unknown field checkpoint", the
+// others "no admin route …" or "request body is not valid JSON".
+func TestBadArgumentsSendNothing(t *testing.T) {
+	sent := http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		t.Errorf("sent %s %s", r.Method, r.URL)
+		return nil, errors.New("sent")
+	})}
+	ctl := control.New("http://emulator.invalid", control.HTTPClient(&sent))
+	ctx := context.Background()
+	calls := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"Observe", second(ctl.Observe(ctx, "", map[string]any{"status": "running"})), "control: Observe: empty run id"},
+		{"Events", second(ctl.Events(ctx, "", map[string]any{"event": "message.delta", "delta": "x"})), "control: Events: empty run id"},
+		{"Deliver", second(ctl.Deliver(ctx, "")), "control: Deliver: empty run id"},
+		{"Run", second(ctl.Run(ctx, "")), "control: Run: empty run id"},
+		{"ApplyPreset", second(ctl.ApplyPreset(ctx, "", nil)), "control: ApplyPreset: empty preset name"},
+		{"Checkout branch", ctl.Checkout(ctx, "", "cp_00000001"), "control: Checkout: empty branch"},
+		{"Checkout checkpoint", ctl.Checkout(ctx, "main", ""), "control: Checkout: empty checkpoint"},
+		{"Clock.Set", second(ctl.Clock().Set(ctx, math.NaN())), "control: clock: NaN is not a number of epoch milliseconds"},
+		{"Clock.FreezeAt", second(ctl.Clock().FreezeAt(ctx, math.Inf(1))), "control: clock: +Inf is not a number of epoch milliseconds"},
+	}
+	for _, c := range calls {
+		if c.err == nil || c.err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, c.err, c.want)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// second is the error of a call that returns a value and an error.
+func second[T any](_ T, err error) error { return err }

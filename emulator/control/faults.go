@@ -65,6 +65,9 @@ func (c *Client) AddFault(ctx context.Context, rule any) (Fault, error) {
 // a nil map or a nil pointer for none; a map or a Fault) and returns the
 // stored rules.
 func (c *Client) ApplyPreset(ctx context.Context, name string, overrides any) ([]Fault, error) {
+	if err := need("ApplyPreset", "preset name", name); err != nil {
+		return nil, err
+	}
 	if b, err := json.Marshal(overrides); err == nil && string(b) == "null" { // nil, a nil map or pointer
 		overrides = json.RawMessage("{}") // the route refuses null overrides
 	}

@@ -16,6 +16,9 @@ import (
 // echoed model or session_id holds a non-finite float, wire.md §3.1, is not
 // strict JSON and fails to decode; read such a run with a raw GET.)
 func (c *Client) Observe(ctx context.Context, runID string, body any) (*gen.Run, error) {
+	if err := need("Observe", "run id", runID); err != nil {
+		return nil, err
+	}
 	rd, err := encode(body)
 	if err != nil {
 		return nil, err
@@ -42,6 +45,9 @@ func (c *Client) Events(ctx context.Context, runID string, events ...any) (Event
 		events = []any{}
 	}
 	var out EventsResult
+	if err := need("Events", "run id", runID); err != nil {
+		return out, err
+	}
 	rd, err := encode(map[string]any{"events": events})
 	if err != nil {
 		return out, err
@@ -54,6 +60,9 @@ func (c *Client) Events(ctx context.Context, runID string, events ...any) (Event
 // returns how many were removed.
 func (c *Client) Deliver(ctx context.Context, runID string) (int, error) {
 	var out genadmin.DeliverResult
+	if err := need("Deliver", "run id", runID); err != nil {
+		return 0, err
+	}
 	resp, err := c.api.HermesDeliver(ctx, runID, nil, genadmin.Empty{})
 	return out.Delivered, c.result(resp, err, &out)
 }
@@ -157,6 +166,9 @@ func (c *Client) Runs(ctx context.Context, q RunsQuery) (genadmin.RunPage, error
 // approvals, queued steer texts and SSE transport counts.
 func (c *Client) Run(ctx context.Context, runID string) (genadmin.RunView, error) {
 	var out genadmin.RunView
+	if err := need("Run", "run id", runID); err != nil {
+		return out, err
+	}
 	resp, err := c.api.HermesRunGet(ctx, runID, nil)
 	return out, c.result(resp, err, &out)
 }

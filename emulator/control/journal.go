@@ -85,6 +85,12 @@ func (c *Client) Checkpoint(ctx context.Context, branch string) (string, error) 
 // Checkout moves branch to checkpoint and restores its state, the clock and
 // the fault RNG (controls §8.5).
 func (c *Client) Checkout(ctx context.Context, branch, checkpoint string) error {
+	if err := need("Checkout", "branch", branch); err != nil {
+		return err
+	}
+	if err := need("Checkout", "checkpoint", checkpoint); err != nil {
+		return err
+	}
 	resp, err := c.api.BranchCheckout(ctx, branch, nil, genadmin.BranchCheckoutJSONRequestBody{Checkpoint: checkpoint})
 	return c.result(resp, err, nil)
 }

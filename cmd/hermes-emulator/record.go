@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,7 +66,9 @@ func recordUntil(args []string, stdout, stderr io.Writer, stop <-chan os.Signal)
 		fmt.Fprintf(stderr, "hermes-emulator %v\n", err)
 		return 2
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	// An IPv6 host may come in brackets, as in a URL (emulator.Options.Host too).
+	h := strings.TrimSuffix(strings.TrimPrefix(*host, "["), "]")
+	ln, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(*port)))
 	if err != nil {
 		fmt.Fprintf(stderr, "hermes-emulator record: %v\n", err)
 		return 1

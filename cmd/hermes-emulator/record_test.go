@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -121,5 +122,23 @@ func TestRecordUnwritableOut(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// An IPv6 --host in brackets listens, as serve's does: "[::1]" failed with
+// "address [[::1]]:8828: missing port in address" (exit 1).
+func TestRecordBracketedIPv6Host(t *testing.T) {
+	if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	} else {
+		ln.Close()
+	}
+	var stdout, stderr lockedBuffer
+	stop := make(chan os.Signal, 1)
+	stop <- syscall.SIGTERM // stop, and flush, as soon as it listens
+	out := filepath.Join(t.TempDir(), "rec.yaml")
+	code := recordUntil([]string{"--upstream", "http://127.0.0.1:1", "--out", out, "--host", "[::1]", "--port", "0"}, &stdout, &stderr, stop)
+	if code != 0 || !strings.HasPrefix(stdout.String(), "hermes-emulator record: proxying http://[::1]:") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout.String(), stderr.String())
 	}
 }

@@ -227,7 +227,7 @@ func (l *closedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 func TestCloseWaitsForHandlerCalls(t *testing.T) {
 	var logs closedLog
 	srv, err := emulator.New(emulator.Options{NoListener: true, ShutdownGrace: 2 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), LogRequests: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,18 +259,19 @@ func TestCloseWaitsForHandlerCalls(t *testing.T) {
 	}
 	closed := time.Now()
 	logs.close()
+	// Both are done: only their goroutines' last steps may follow Close.
 	p, s := <-poll, <-stop
-	if p.code != 404 || p.at.After(closed) {
-		t.Fatalf("the poll within the grace: %d, answered %v after Close returned", p.code, p.at.Sub(closed))
+	if p.code != 404 || p.at.Sub(closed) > 100*time.Millisecond {
+		t.Fatalf("the poll within the grace: %d, returned %v after Close", p.code, p.at.Sub(closed))
 	}
-	if s.at.After(closed) {
+	if s.at.Sub(closed) > 100*time.Millisecond {
 		t.Fatalf("the stop past the grace returned %v after Close", s.at.Sub(closed))
 	}
 	if took := closed.Sub(began); took < 1500*time.Millisecond || took > 5*time.Second {
 		t.Fatalf("Close took %v, want the 2 s grace", took)
 	}
-	if !strings.Contains(logs.String(), `cut="POST /v1/runs/x/stop"`) {
-		t.Fatalf("WARN line: %q", logs.String())
+	if l := logs.String(); !strings.Contains(l, `cut="POST /v1/runs/x/stop"`) || strings.Count(l, "msg=request") != 2 {
+		t.Fatalf("want the WARN line and both request lines before Close returned: %q", l)
 	}
 	if after := logs.after(); after != "" {
 		t.Fatalf("logged after Close returned: %q", after)

@@ -286,12 +286,22 @@ func (s *Server) URL() string { return s.url }
 func (s *Server) Handler() http.Handler { return s }
 
 // Client returns a typed client of the public operations for this server,
-// generated from openapi.yaml (gen.ClientWithResponses). Without a listener
-// it calls Handler() in-process, with buffered responses (an SSE stream
-// arrives when it ends); a request's context ends it as over a socket: a call
-// whose context ends before the answer returns the context's error.
+// generated from openapi.yaml (gen.ClientWithResponses). With Options.APIKey
+// it sends "Authorization: Bearer <key>" on every call that sets no
+// Authorization of its own (as Control carries the admin key). Without a
+// listener it calls Handler() in-process, with buffered responses (an SSE
+// stream arrives when it ends); a request's context ends it as over a socket:
+// a call whose context ends before the answer returns the context's error.
 func (s *Server) Client() *gen.ClientWithResponses {
 	url, opts := s.url, []gen.ClientOption(nil)
+	if key := s.opts.APIKey; key != "" {
+		opts = append(opts, gen.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			if r.Header.Get("Authorization") == "" {
+				r.Header.Set("Authorization", "Bearer "+key)
+			}
+			return nil
+		}))
+	}
 	if url == "" {
 		url, opts = inprocURL, append(opts, gen.WithHTTPClient(s.inprocClient()))
 	}

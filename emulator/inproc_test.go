@@ -82,3 +82,22 @@ func TestNoListenerClientsHonourTheContext(t *testing.T) {
 		t.Fatalf("stream body %q, %v; want the frame, then context.DeadlineExceeded", b, err)
 	}
 }
+
+// Client carries the server's API key, as Control carries its admin key: with
+// Options.APIKey every call of srv.Client() answered 401 unless the caller
+// added the header to each. A call that sets its own Authorization keeps it.
+func TestClientCarriesTheAPIKey(t *testing.T) {
+	for _, nl := range []bool{false, true} {
+		srv := emulatortest.New(t, emulator.Options{NoListener: nl, APIKey: "k"})
+		api := srv.Client()
+		created, err := api.RunCreateWithResponse(t.Context(), nil, gen.RunCreateRequest{Input: "hi"})
+		if err != nil || created.StatusCode() != 202 {
+			t.Fatalf("NoListener %v: create: %v %s", nl, err, created.Body)
+		}
+		wrong := gen.Authorization("Bearer x")
+		got, err := api.RunGetWithResponse(t.Context(), created.JSON202.RunId, &gen.RunGetParams{Authorization: &wrong})
+		if err != nil || got.StatusCode() != 401 {
+			t.Fatalf("NoListener %v: a call's own Authorization: %v %d, want 401", nl, err, got.StatusCode())
+		}
+	}
+}

@@ -238,16 +238,12 @@ func TestCloseWaitsForHandlerCalls(t *testing.T) {
 	if _, err := ctl.AddFault(t.Context(), map[string]any{"operationId": "RunStop", "count": 1, "delayMs": 60000}); err != nil {
 		t.Fatal(err)
 	}
-	type call struct {
-		code int
-		at   time.Time
-	}
-	serve := func(method, path string) <-chan call {
-		out := make(chan call, 1)
+	serve := func(method, path string) <-chan int {
+		out := make(chan int, 1)
 		go func() {
 			rec := httptest.NewRecorder()
 			srv.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
-			out <- call{rec.Code, time.Now()}
+			out <- rec.Code
 		}()
 		return out
 	}
@@ -259,14 +255,13 @@ func TestCloseWaitsForHandlerCalls(t *testing.T) {
 	}
 	closed := time.Now()
 	logs.close()
-	// Both are done: only their goroutines' last steps may follow Close.
-	p, s := <-poll, <-stop
-	if p.code != 404 || p.at.Sub(closed) > 100*time.Millisecond {
-		t.Fatalf("the poll within the grace: %d, returned %v after Close", p.code, p.at.Sub(closed))
+	// Both were answered before Close returned: their request lines were
+	// written before it (below), not after. When their goroutines next run
+	// is the scheduler's business, so no time is asserted for it.
+	if p := <-poll; p != 404 {
+		t.Fatalf("the poll within the grace: %d, want 404", p)
 	}
-	if s.at.Sub(closed) > 100*time.Millisecond {
-		t.Fatalf("the stop past the grace returned %v after Close", s.at.Sub(closed))
-	}
+	<-stop
 	if took := closed.Sub(began); took < 1500*time.Millisecond || took > 5*time.Second {
 		t.Fatalf("Close took %v, want the 2 s grace", took)
 	}

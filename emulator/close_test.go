@@ -298,3 +298,48 @@ func TestBracketedIPv6Host(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// stuckWriter is a Handler() caller's ResponseWriter whose Write blocks
+// until release is closed, and which says when the first Write began.
+type stuckWriter struct {
+	*httptest.ResponseRecorder
+	writing, release chan struct{}
+	once             sync.Once
+}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.writing) })
+	<-w.release
+	return w.ResponseRecorder.Write(p)
+}
+
+// A Handler() call that ignores its ended context (its caller's writer
+// blocks) does not make Close hang: after the grace, and one more once the
+// call's context ended, Close logs it and returns.
+func TestCloseDoesNotHangOnABlockedCall(t *testing.T) {
+	var logs closedLog
+	srv, err := emulator.New(emulator.Options{NoListener: true, ShutdownGrace: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &stuckWriter{ResponseRecorder: httptest.NewRecorder(), writing: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		srv.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/health", nil))
+		close(done)
+	}()
+	<-w.writing
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close hung on a call whose writer blocks")
+	}
+	if l := logs.String(); !strings.Contains(l, `msg="requests still running after they were cut; closing the store under them" requests=1 cut="GET /health"`) {
+		t.Fatalf("want the WARN line naming the call: %q", l)
+	}
+	close(w.release)
+	<-done
+}

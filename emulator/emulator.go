@@ -318,7 +318,9 @@ func (s *Server) Client() *gen.ClientWithResponses {
 // then cuts what is left — closes their connections and ends their contexts,
 // with a WARN log line that counts them — and waits for them to return
 // before it closes the database: no request of the server runs, and nothing
-// is logged, after Close returns. Without a listener, Close does the same
+// is logged, after Close returns (unless a call ignores its ended context for
+// one more grace: a Handler() caller's ResponseWriter that blocks; Close then
+// logs a WARN line and returns). Without a listener, Close does the same
 // with the Handler() calls in progress (and the calls of Client and Control):
 // it waits up to the grace, then ends their contexts and waits for them.
 // Close is idempotent; every call returns the first result.
@@ -344,7 +346,14 @@ func (s *Server) Close() error {
 		// waiting, a body read gives up. They return before the gateway and
 		// the store they use are closed.
 		s.cut()
-		s.calls.wait(context.Background())
+		// A call that ignores its ended context (a caller's ResponseWriter of
+		// Handler() that blocks) gets one more grace, not a Close that hangs.
+		last, cancelLast := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
+		defer cancelLast()
+		if !s.calls.wait(last) {
+			n, cut := s.calls.names()
+			s.log.Warn("requests still running after they were cut; closing the store under them", "requests", n, "cut", cut)
+		}
 		s.closeErr = errors.Join(s.gw.Close(), s.db.Close())
 		s.unlock()
 	})

@@ -118,18 +118,9 @@ func (f *frames) feed(p []byte, at float64) {
 		p = p[1:]
 	}
 	f.cr = false
-	lf := -1 // the index of p's first LF (len(p) if none) while p has not passed it; -1: not looked for
 	for len(p) > 0 {
-		if lf < 0 {
-			if lf = bytes.IndexByte(p, '\n'); lf < 0 {
-				lf = len(p)
-			}
-		}
-		i := bytes.IndexByte(p[:lf], '\r')
+		i := bytes.IndexAny(p, "\r\n")
 		if i < 0 {
-			i = lf
-		}
-		if i == len(p) {
 			f.grow(p)
 			return
 		}
@@ -143,7 +134,7 @@ func (f *frames) feed(p []byte, at float64) {
 				n++
 			}
 		}
-		p, lf = p[n:], lf-n
+		p = p[n:]
 		f.endLine(at)
 	}
 }

@@ -108,9 +108,7 @@ func (o Options) withDefaults() Options {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	if len(o.Host) > 2 && o.Host[0] == '[' && o.Host[len(o.Host)-1] == ']' {
-		o.Host = o.Host[1 : len(o.Host)-1] // "[::1]" as in a URL; the listener and URL add brackets
-	}
+	o.Host = BareHost(o.Host)
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 10_000_000
 	}
@@ -138,4 +136,14 @@ func (o Options) withDefaults() Options {
 		o.MaxInflightBodyBytes = 64 << 20
 	}
 	return o
+}
+
+// BareHost is host without the brackets an IPv6 address has in a URL
+// ("[::1]" → "::1"): what net.JoinHostPort takes, which adds its own. Any
+// other host is returned as it is.
+func BareHost(host string) string {
+	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		return host[1 : len(host)-1]
+	}
+	return host
 }

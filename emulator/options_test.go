@@ -416,3 +416,14 @@ func TestUnsendableKeysAreRefused(t *testing.T) {
 	x.want(x.get("/__admin/clock", "X-Mockingbird-Admin-Key", "clé a\tb"), 200, "")
 	x.want(x.get("/v1/capabilities", "Authorization", "Bearer clé k\tk "), 200, "")
 }
+
+func TestBareHost(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"[::1]", "::1"}, {"::1", "::1"}, {"127.0.0.1", "127.0.0.1"}, {"localhost", "localhost"},
+		{"[::1", "[::1"}, {"::1]", "::1]"}, {"[]", "[]"}, {"", ""},
+	} {
+		if got := emulator.BareHost(c.in); got != c.want {
+			t.Errorf("BareHost(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

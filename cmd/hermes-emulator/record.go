@@ -11,10 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/hermes-emulator/hermes-emulator/emulator"
 	"github.com/hermes-emulator/hermes-emulator/record"
 )
 
@@ -67,8 +67,7 @@ func recordUntil(args []string, stdout, stderr io.Writer, stop <-chan os.Signal)
 		return 2
 	}
 	// An IPv6 host may come in brackets, as in a URL (emulator.Options.Host too).
-	h := strings.TrimSuffix(strings.TrimPrefix(*host, "["), "]")
-	ln, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(*port)))
+	ln, err := net.Listen("tcp", net.JoinHostPort(emulator.BareHost(*host), strconv.Itoa(*port)))
 	if err != nil {
 		fmt.Fprintf(stderr, "hermes-emulator record: %v\n", err)
 		return 1

@@ -61,13 +61,7 @@ func TestAutopilotModel(t *testing.T) {
 		g = ng
 		restarts++
 	}
-	clock := func(body string) {
-		v, _ := runs.Parse([]byte(body))
-		if _, err := g.SetClock(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	clock(`{"set":1700000000000,"freeze":true}`)
+	setClock(t, g, `{"set":1700000000000,"freeze":true}`)
 	rng := rand.New(rand.NewPCG(7, 9))
 	ids := map[string][]string{}
 	var cps []struct{ ns, id string }
@@ -139,7 +133,7 @@ func TestAutopilotModel(t *testing.T) {
 			if rng.IntN(200) == 0 {
 				advance = 86400000 + rng.IntN(3600000) // keyed admissions prune (runs-api §11.3)
 			}
-			clock(`{"advance":` + strconv.Itoa(advance) + `}`)
+			setClock(t, g, `{"advance":`+strconv.Itoa(advance)+`}`)
 			g.mu.Lock()
 			if e, ok := g.auto.due.Earliest(); ok && e.Due <= g.nowMs() {
 				g.mu.Unlock()
@@ -168,7 +162,7 @@ func TestAutopilotModel(t *testing.T) {
 				restart()
 				cps = nil             // timelines are not kept (runs-api §10.4)
 				if rng.IntN(2) == 0 { // a day later: the file's old terminal runs expire
-					clock(`{"advance":` + strconv.Itoa(86400000+rng.IntN(3600000)) + `}`)
+					setClock(t, g, `{"advance":`+strconv.Itoa(86400000+rng.IntN(3600000))+`}`)
 				}
 			default:
 				_, _ = g.Restart(ns, rng.IntN(2) == 0)
@@ -320,9 +314,7 @@ func TestFailedStepIsHeard(t *testing.T) {
 	}
 	var heard []string
 	g := newBoundGateway(t, Options{Scenarios: set, OnChange: func(c Change) { heard = append(heard, c.Kind+":"+c.RunID+":"+c.Status) }})
-	if _, err := g.SetClockJSON([]byte(`{"freeze":true}`)); err != nil {
-		t.Fatal(err)
-	}
+	setClock(t, g, `{"freeze":true}`)
 	a, err := g.Create(Main("ns"), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}})
 	if err != nil {
 		t.Fatal(err)
@@ -332,9 +324,7 @@ func TestFailedStepIsHeard(t *testing.T) {
 		t.Fatal(err)
 	}
 	heard = nil
-	if _, err := g.SetClockJSON([]byte(`{"advance":10}`)); err != nil {
-		t.Fatal(err)
-	}
+	setClock(t, g, `{"advance":10}`)
 	if want := []string{"run.changed:" + a.RunID + ":completed", "clock::"}; !slices.Equal(heard, want) {
 		t.Fatalf("heard %v, want %v", heard, want)
 	}
@@ -359,13 +349,7 @@ func TestBranchMovesItsScenarioPositions(t *testing.T) {
 		t.Fatal(perr)
 	}
 	g := newBoundGateway(t, Options{Scenarios: set})
-	clock := func(body string) {
-		t.Helper()
-		if _, err := g.SetClockJSON([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	clock(`{"set":1700000000000,"freeze":true}`)
+	setClock(t, g, `{"set":1700000000000,"freeze":true}`)
 	admit := func() string {
 		t.Helper()
 		a, err := g.Create(Main("ns"), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}})
@@ -375,7 +359,7 @@ func TestBranchMovesItsScenarioPositions(t *testing.T) {
 		return a.RunID
 	}
 	answered, stopped := admit(), admit()
-	clock(`{"advance":0}`) // both wait for an answer
+	setClock(t, g, `{"advance":0}`) // both wait for an answer
 	x := Target{NS: "ns", Branch: "X"}
 	if _, err := g.Approve(x, answered, &runs.ApprovalAnswer{Choice: "once"}, nil); err != nil {
 		t.Fatal(err)
@@ -395,7 +379,7 @@ func TestBranchMovesItsScenarioPositions(t *testing.T) {
 			t.Fatalf("%s after the checkout: %+v %v, want %+v", id, v.Scenario, err, want)
 		}
 	}
-	clock(`{"advance":100}`)
+	setClock(t, g, `{"advance":100}`)
 	for id, want := range map[string]string{answered: runs.Completed, stopped: runs.Cancelled} {
 		if rec, err := g.Get(Main("ns"), id); err != nil || runs.RecordStatus(runs.StoredRecord(rec)) != want {
 			t.Fatalf("%s: %s %v, want %s", id, rec, err, want)
@@ -419,16 +403,12 @@ func TestFailedStepDeliversNoSteers(t *testing.T) {
 		t.Fatal(perr)
 	}
 	g := newBoundGateway(t, Options{Scenarios: set})
-	if _, err := g.SetClockJSON([]byte(`{"set":1700000000000,"freeze":true}`)); err != nil {
-		t.Fatal(err)
-	}
+	setClock(t, g, `{"set":1700000000000,"freeze":true}`)
 	a, err := g.Create(Main("ns"), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.SetClockJSON([]byte(`{"advance":0}`)); err != nil {
-		t.Fatal(err)
-	}
+	setClock(t, g, `{"advance":0}`)
 	if _, err := g.Steer(Main("ns"), a.RunID, "left, not right", nil, false); err != nil {
 		t.Fatal(err)
 	}
@@ -436,9 +416,7 @@ func TestFailedStepDeliversNoSteers(t *testing.T) {
 	if _, err := g.Observe("ns", a.RunID, ask, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.SetClockJSON([]byte(`{"advance":100}`)); err != nil {
-		t.Fatal(err)
-	}
+	setClock(t, g, `{"advance":100}`)
 	v, verr := g.RunView("ns", a.RunID)
 	if verr != nil || v.Scenario != nil || !slices.Equal(v.Steers, []string{"left, not right"}) {
 		t.Fatalf("after the failed step: scenario %+v, steers %q, %v; want no scenario and the text still queued", v.Scenario, v.Steers, verr)
@@ -458,12 +436,6 @@ func TestCheckoutMovingTheClockFiresOtherNamespaces(t *testing.T) {
 		t.Fatal(perr)
 	}
 	g := newBoundGateway(t, Options{Scenarios: set})
-	clock := func(body string) {
-		t.Helper()
-		if _, err := g.SetClockJSON([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	admit := func(ns string) (string, string) {
 		t.Helper()
 		a, err := g.Create(Main(ns), Creation{Sub: &runs.Submission{Message: runs.StringValue("go")}})
@@ -472,9 +444,9 @@ func TestCheckoutMovingTheClockFiresOtherNamespaces(t *testing.T) {
 		}
 		return a.RunID, a.Checkpoint
 	}
-	clock(`{"set":1700000000500,"freeze":true}`)
+	setClock(t, g, `{"set":1700000000500,"freeze":true}`)
 	runA, cp := admit("a") // its first step is due at the checkpoint's time
-	clock(`{"set":1700000000000}`)
+	setClock(t, g, `{"set":1700000000000}`)
 	runB, _ := admit("b")
 	if err := g.Checkout("a", "main", cp); err != nil {
 		t.Fatal(err)
@@ -502,4 +474,13 @@ func TestCheckoutMovingTheClockFiresOtherNamespaces(t *testing.T) {
 func mustGet(o *runs.Obj, k string) runs.Value {
 	v, _ := o.Get(k)
 	return v
+}
+
+// setClock applies the clock request body to g (controls §5), failing the
+// test when it is refused.
+func setClock(t *testing.T, g *Gateway, body string) {
+	t.Helper()
+	if _, err := g.SetClockJSON([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
 }

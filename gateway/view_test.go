@@ -112,9 +112,7 @@ func TestOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	heard("Observe", 5)
-	if _, err := g.SetClockJSON([]byte(`{"advance":"2h"}`)); err != nil {
-		t.Fatal(err)
-	}
+	setClock(t, g, `{"advance":"2h"}`)
 	heard("SetClock", 6)
 	if _, err := g.Sweep("default"); err != nil {
 		t.Fatal(err)

@@ -344,12 +344,7 @@ func TestBinaryVersionAndJSONBanner(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "hermes-emulator")
-	build := exec.Command("go", "build", "-o", bin,
-		"-ldflags", "-X github.com/hermes-emulator/hermes-emulator/emulator.Version=v1.2.3", ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, "-ldflags", "-X github.com/hermes-emulator/hermes-emulator/emulator.Version=v1.2.3")
 	cliClean(t)
 	out, err := exec.Command(bin, "version").Output()
 	if err != nil || string(out) != "v1.2.3\n" {
@@ -547,10 +542,7 @@ func TestBinarySecondSignalEndsAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "hermes-emulator")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	cliClean(t)
 	var stderr lockedBuffer
 	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", "0", "--log", "json", "--shutdown-grace", "1m")
@@ -614,4 +606,16 @@ func TestBinarySecondSignalEndsAtOnce(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("still running 5 s after a second signal: %s", stderr.String())
 	}
+}
+
+// buildBinary builds this command with go build's extra flags into a
+// temporary directory and returns the binary's path.
+func buildBinary(t *testing.T, flags ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hermes-emulator")
+	args := append(append([]string{"build", "-o", bin}, flags...), ".")
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

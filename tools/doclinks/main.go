@@ -4,14 +4,21 @@
 // <a id="…"> of the target page. Links with a scheme (https:, mailto:) are not
 // fetched.
 //
-//	go run ./tools/doclinks [-root DIR] [-index docs/README.md] FILE.md…
+//	go run ./tools/doclinks [-root DIR] [-index docs/README.md] [-spec docs/spec] FILE…
 //
 // With -index, the index page must also link every other Markdown page of its
 // folder (a page nobody can find from the index is a broken link too).
 //
-// It prints one line per broken link (or unindexed page) and exits 1 when there
-// is any; scripts/check runs it over every tracked Markdown file, with the
-// docs/README.md index.
+// With -spec, every FILE (Markdown or not: code, tests, contracts, clients) is
+// also read for citations of the behaviour specification in that folder —
+// `runs-api §6.1`, `controls.md §8.6`, a bare `§7` after one of those,
+// `hardening H5`, `acceptance 37`, a test named TestC37… — and each must name
+// a heading or acceptance item that exists (cite.go; docs/spec/README.md says
+// how citations map to headings). Links are checked in the .md files only.
+//
+// It prints one line per problem (file:line, the link or citation, why) and
+// exits 1 when there is any; scripts/check runs it over every tracked file,
+// with the docs/README.md index and the docs/spec specification.
 package main
 
 import (
@@ -28,7 +35,16 @@ import (
 func main() {
 	root := flag.String("root", ".", "repository root: no link may point outside it")
 	index := flag.String("index", "", "an index page that must link every other .md page of its folder")
+	specDir := flag.String("spec", "", "the specification's folder: check the citations of every file against its headings")
 	flag.Parse()
+	var spec *Spec
+	if *specDir != "" {
+		var err error
+		if spec, err = LoadSpec(*root, *specDir); err != nil {
+			fmt.Fprintf(os.Stderr, "doclinks: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	bad := 0
 	if *index != "" {
 		missing, err := Unindexed(*root, *index)
@@ -42,10 +58,22 @@ func main() {
 		bad += len(missing)
 	}
 	for _, f := range flag.Args() {
-		problems, err := Check(*root, f)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "doclinks: %v\n", err)
-			os.Exit(2)
+		var problems []string
+		if strings.HasSuffix(f, ".md") {
+			p, err := Check(*root, f)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "doclinks: %v\n", err)
+				os.Exit(2)
+			}
+			problems = p
+		}
+		if spec != nil {
+			p, err := spec.CiteFile(*root, f)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "doclinks: %v\n", err)
+				os.Exit(2)
+			}
+			problems = append(problems, p...)
 		}
 		for _, p := range problems {
 			fmt.Fprintln(os.Stderr, p)
@@ -53,7 +81,7 @@ func main() {
 		bad += len(problems)
 	}
 	if bad > 0 {
-		fmt.Fprintf(os.Stderr, "doclinks: %d broken link(s) or unindexed page(s)\n", bad)
+		fmt.Fprintf(os.Stderr, "doclinks: %d broken link(s), unindexed page(s) or unresolved citation(s)\n", bad)
 		os.Exit(1)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/scenarios"
 )
 
-// The scenario set of a namespace (docs/scenarios.md §4): configuration, like
+// The scenario set of a namespace (scenarios §4): configuration, like
 // fault rules — reset leaves it, DELETE clears it. The PUT body is checked by
 // the scenarios package (admin.yaml `x-hermes-body: handler`), so its errors
 // are the Hermes envelope naming the first bad field by path.

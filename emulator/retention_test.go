@@ -10,7 +10,7 @@ import (
 )
 
 // Acceptance section F (retention, items 72–83): lazy sweep ticks (runs-api
-// §11.1), one sweep (§11.2, controls §11.7) and durable pruning (§11.3), with
+// §11.1), one sweep (§11.2, controls §11.7) and durable pruning (runs-api §11.3), with
 // their exact equality boundaries. Every test starts from the frozen base.
 
 // retSweep runs POST /__admin/hermes/sweep and checks the number removed.

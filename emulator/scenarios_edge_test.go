@@ -11,7 +11,7 @@ import (
 // the fix it names.
 
 // A frozen clock fires due steps only when a request resets, sets or advances
-// it (docs/scenarios.md §2): a refused set or advance moves nothing, and
+// it (scenarios §2): a refused set or advance moves nothing, and
 // neither does a reset other than true, which the clock ignores (controls §5).
 func TestScenarioFrozenClockRefusedMoveFiresNothing(t *testing.T) {
 	x := newH(t, emulator.Options{Scenarios: mustSet(t, `{"scenarios":[{"name":"now","steps":[{"after":0,"observe":{"status":"running"}}]}]}`)})
@@ -60,7 +60,7 @@ func TestScenarioWaitingEndsWhenTheRunFinishes(t *testing.T) {
 }
 
 // Only a stop that makes the run stopping switches its scenario to on_stop
-// (docs/scenarios.md §3). A stop while an on_stop approval waits withdraws
+// (scenarios §3). A stop while an on_stop approval waits withdraws
 // that approval: on_stop starts again and asks anew — the run was left
 // stopping for ever, its scenario waiting for an answer nothing could give.
 // A stop of a run a step made stopping leaves the steps going.

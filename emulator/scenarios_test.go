@@ -329,7 +329,7 @@ func TestScenarioSteers(t *testing.T) {
 }
 
 // x-mockingbird-at on a mutating request moves main back, scenario positions
-// with it (docs/scenarios.md §5).
+// with it (scenarios §5).
 func TestScenarioAtHeader(t *testing.T) {
 	x := newH(t, emulator.Options{Scenarios: mustSet(t, happyYAML)})
 	x.freeze()
@@ -348,7 +348,7 @@ func TestScenarioAtHeader(t *testing.T) {
 	}
 }
 
-// A real restart drops every position (docs/scenarios.md §5): positions are
+// A real restart drops every position (scenarios §5): positions are
 // never written to --db, and the runs follow the restart rules instead.
 func TestScenarioRealRestartDropsPositions(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "runs.db")

@@ -56,7 +56,7 @@ func (g *Gateway) Scenarios(ns string) *scenarios.Set {
 func (g *Gateway) DeleteScenarios(ns string) *runs.Error { return g.SetScenarios(ns, nil) }
 
 // scenarioAdmit starts a new run's cursor when a scenario of its namespace
-// matches it (docs/scenarios.md §1.2): main branch only, new runs only.
+// matches it (scenarios §1.2): main branch only, new runs only.
 func (x *tx) scenarioAdmit(id string, sub *runs.Submission) {
 	if x.view || x.branch != "main" {
 		return
@@ -130,7 +130,7 @@ func (g *Gateway) resyncCursors(ns string, st state.State) {
 	})
 }
 
-// fireStep applies the step e names as the control it is (docs/scenarios.md §1.1)
+// fireStep applies the step e names as the control it is (scenarios §1.1)
 // and moves the cursor on, committing a checkpoint on main. A control that
 // fails ends the run's scenario with one WARN line and, the run still being
 // there, a run.changed (no checkpoint: the control failed) so that a
@@ -192,7 +192,7 @@ func (x *tx) applyStep(id string, c scenarios.Cursor) *runs.Error {
 // advanceScenarios fires, in due order, every step due up to c's reading
 // (POST /__admin/clock), each with the clock reading its own due time — never
 // before the reading the request started from — and returns when they have
-// fired (docs/scenarios.md §2). A frozen clock that the request did not move
+// fired (scenarios §2). A frozen clock that the request did not move
 // (runs.Clock.ApplyRequest: no reset, set or advance applied — a refused one
 // included) fires nothing. Callers hold g.mu and then set the clock to c.
 func (g *Gateway) advanceScenarios(moved bool, c runs.Clock) {

@@ -272,7 +272,7 @@ func TestScenarioSetsHeldBound(t *testing.T) {
 // A step fired by an advance of a running clock reads its due time, but the
 // checkpoint it commits records the clock running, as the request leaves it:
 // checking that checkpoint out restores a running clock that read the due
-// time then, not a clock frozen at it (controls §8.1, docs/scenarios.md §2).
+// time then, not a clock frozen at it (controls §8.1, scenarios §2).
 func TestAdvanceLiveClockStepCheckpointRuns(t *testing.T) {
 	set, perr := scenarios.Parse([]byte(`{"scenarios":[{"name":"live","steps":[{"after":10000,"observe":{"status":"running"}}]}]}`))
 	if perr != nil {
@@ -392,7 +392,7 @@ func TestBranchMovesItsScenarioPositions(t *testing.T) {
 	}
 }
 
-// A step whose control fails applies nothing (docs/scenarios.md §3), not even
+// A step whose control fails applies nothing (scenarios §3), not even
 // the steer delivery that steers: deliver applies just before it: the queued
 // texts stay queued. They were delivered, without a checkpoint, when an
 // approval step's request_id was already pending (an approval observed by hand).
@@ -425,7 +425,7 @@ func TestFailedStepDeliversNoSteers(t *testing.T) {
 
 // A checkout that moves the frozen clock forward fires the steps of the other
 // namespaces it passes, each at its own due time, as a clock set would
-// (docs/scenarios.md §2): they stayed due, unfired while the clock read past
+// (scenarios §2): they stayed due, unfired while the clock read past
 // them, and fired at the next clock request reading its time — shifted. The
 // namespace checked out gets its own positions back as they were: a step due
 // at the checkpoint's time does not fire.

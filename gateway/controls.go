@@ -191,7 +191,7 @@ func (x *tx) restart(alive bool) Restarted {
 	fresh.NextSweep, fresh.HasSweep = x.now()+runs.SweepTick, true
 	x.st = fresh
 	x.dirty = true
-	x.resync = true // every scenario position is dropped (docs/scenarios.md §5)
+	x.resync = true // every scenario position is dropped (scenarios §5)
 	x.g.transports.Destroy(x.ns.name, x.branch)
 	return out
 }

@@ -66,7 +66,7 @@ type MetricsSnapshot struct {
 }
 
 // ScenarioCount is the number of steps fired by the scenarios of one name
-// (docs/scenarios.md §6), in every namespace.
+// (scenarios §6), in every namespace.
 type ScenarioCount struct {
 	Scenario string
 	Count    int64
@@ -196,7 +196,7 @@ func (m *Metrics) Body() []byte {
 	b = strconv.AppendInt(b, s.Faults, 10)
 	b = append(b, `,"totalDurationMs":`...)
 	b = append(b, runs.FormatJSNumber(s.TotalDurationMs)...)
-	// Only once a scenario step fired (docs/scenarios.md §6): the body of an
+	// Only once a scenario step fired (scenarios §6): the body of an
 	// emulator without scenarios stays that of controls §9.
 	if len(s.ScenarioSteps) > 0 {
 		b = append(b, `,"scenarioSteps":{`...)

@@ -65,7 +65,7 @@ const (
 // moved reports whether the request reset, set or advanced the clock: a
 // "reset": true, a "set" or an "advance" applied (an advance by 0 included; a
 // field that failed, and every field after it, is not applied). A frozen clock
-// fires scenario steps only when moved (docs/scenarios.md §2).
+// fires scenario steps only when moved (scenarios §2).
 //
 // Range (hardening H6): a "set" value, and the now that "advance" leads to,
 // must lie within ±8.64e15 ms (maxDateMs), else 400 "set: out of range …" or

@@ -139,7 +139,7 @@ func TestClockApplyRequest(t *testing.T) {
 }
 
 // moved: the request reset, set or advanced the clock (the autopilot fires a
-// frozen clock's due steps only then, docs/scenarios.md §2). A refused field,
+// frozen clock's due steps only then, scenarios §2). A refused field,
 // and every field after it, moves nothing; other values of reset do not reset.
 func TestClockApplyRequestMoved(t *testing.T) {
 	frozen := Clock{Frozen: true, FrozenMs: frozenBase}

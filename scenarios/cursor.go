@@ -5,7 +5,7 @@ import "strconv"
 // Phase is the step list a cursor walks.
 type Phase uint8
 
-// The phases of a scenario (docs/scenarios.md §3).
+// The phases of a scenario (scenarios §3).
 const (
 	InSteps    Phase = iota // the scenario's steps
 	InIfDenied              // if_denied, after an approval was denied
@@ -23,7 +23,7 @@ func (p Phase) String() string {
 	return "steps"
 }
 
-// Cursor is a run's position in its scenario (docs/scenarios.md §5): a plain
+// Cursor is a run's position in its scenario (scenarios §5): a plain
 // value kept in the namespace state, so checkpoints capture it and checkout
 // restores it. The transitions below are pure; the gateway applies the steps.
 // A cursor exists only while its scenario still has a step to fire or an
@@ -111,7 +111,7 @@ func (c Cursor) Answered(deny bool, at float64) (Cursor, bool) {
 }
 
 // Stopped is the cursor after the client's stop at emulator ms at
-// (docs/scenarios.md §3). A stop that makes the run stopping replaces the
+// (scenarios §3). A stop that makes the run stopping replaces the
 // remaining steps by on_stop, counted from the stop — also inside on_stop when
 // the run no longer was stopping: a stop there withdraws the approval an
 // on_stop step waits for, which nothing could answer then. A stop of a run
@@ -129,11 +129,11 @@ func (c Cursor) Stopped(wasStopping bool, at float64) (Cursor, bool) {
 // its steps (a manual observe): a cursor waiting for an approval answer has
 // ended — a terminal run takes no answer (runs-api §6.5), so it would wait
 // forever — and ok is false; any other is unchanged: its next step fails when
-// it falls due (docs/scenarios.md §3).
+// it falls due (scenarios §3).
 func (c Cursor) Finished() (Cursor, bool) { return c, !c.Waiting }
 
 // Position is a run's place in its scenario as the run view shows it
-// (docs/scenarios.md §6): the scenario, the next step ("steps[2]",
+// (scenarios §6): the scenario, the next step ("steps[2]",
 // "if_denied[0]", "on_stop[0]") and when it falls due (emulator ms; waiting
 // for an approval answer: Waiting, Due 0).
 type Position struct {

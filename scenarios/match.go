@@ -7,7 +7,7 @@ import (
 	"github.com/hermes-emulator/hermes-emulator/runs"
 )
 
-// Select returns the scenario that drives a new run (docs/scenarios.md §1.2):
+// Select returns the scenario that drives a new run (scenarios §1.2):
 // the first in file order whose match holds, or nil. text is the run's user
 // message text (MessageText of the submission's message); model and session are the
 // new record's model and session_id values.
@@ -24,7 +24,7 @@ func (s *Set) Select(text string, model, session runs.Value) *Scenario {
 }
 
 // ForRun returns the scenario that drives new run id submitted as sub
-// (docs/scenarios.md §1.2): Select on the message text of sub and the model
+// (scenarios §1.2): Select on the message text of sub and the model
 // and session_id its record is admitted with (the session defaults to the
 // run id); nil when none matches.
 func (s *Set) ForRun(id string, sub *runs.Submission) *Scenario {

@@ -43,7 +43,7 @@ var (
 	stepKeys     = map[string]bool{"after": true, "observe": true, "events": true, "approval": true, "deliver_steers": true}
 )
 
-// Parse reads a scenario file, YAML or JSON, and validates all of it (docs/scenarios.md
+// Parse reads a scenario file, YAML or JSON, and validates all of it (scenarios
 // §1, §4). The error is a 400 Hermes envelope whose message names the first bad
 // field by path, e.g. "scenarios[0].steps[2].observe: result fields require
 // completed status"; a file that is not YAML/JSON at all says so.

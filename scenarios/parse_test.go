@@ -214,7 +214,7 @@ func TestParseSpecExample(t *testing.T) {
 	if len(sc.OnStop) != 1 || sc.OnStop[0].AfterMs != 250 {
 		t.Fatalf("on_stop %+v", sc.OnStop)
 	}
-	// Defaults of the second scenario (docs/scenarios.md §3).
+	// Defaults of the second scenario (scenarios §3).
 	fb := set.Scenarios[1]
 	if fb.DeliverSteers || fb.Steps[0].AfterMs != 1000 || fb.Steps[0].Action != DeliverSteers {
 		t.Fatalf("%+v", fb)

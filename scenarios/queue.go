@@ -24,7 +24,7 @@ func (c Cursor) Entry(k Key) (Entry, bool) {
 	return Entry{Key: k, Due: c.Due, Order: c.Order, Seq: c.Seq}, !c.Waiting
 }
 
-// before is the firing order (docs/scenarios.md §2): due time, then admission
+// before is the firing order (scenarios §2): due time, then admission
 // order, then step order; namespace and run id make it total.
 func (e Entry) before(f Entry) bool {
 	switch {

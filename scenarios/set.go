@@ -29,7 +29,7 @@ type Set struct {
 	values, regexpSize int
 }
 
-// Scenario is one validated scenario (docs/scenarios.md §1).
+// Scenario is one validated scenario (scenarios §1).
 type Scenario struct {
 	Name  string
 	Match Match
@@ -116,7 +116,7 @@ func (s *Set) Len() int {
 	return len(s.Scenarios)
 }
 
-// Default lists: a denial fails the run, a stop cancels it (docs/scenarios.md §3).
+// Default lists: a denial fails the run, a stop cancels it (scenarios §3).
 func defaultIfDenied() []Step {
 	return []Step{{Action: Observe, Body: objectValue("status", runs.StringValue(runs.Failed), "error", runs.StringValue("approval denied"))}}
 }

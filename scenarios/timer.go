@@ -16,7 +16,7 @@ type Host interface {
 }
 
 // Runner fires due steps while the clock runs, with one timer set for the
-// earliest due step (docs/scenarios.md §2). Idle — nothing scheduled, or the
+// earliest due step (scenarios §2). Idle — nothing scheduled, or the
 // clock frozen — it waits on a channel and uses no CPU.
 type Runner struct {
 	host Host

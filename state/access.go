@@ -94,7 +94,7 @@ func (s *State) Steers(id string) []string { return listSlice(s.steers, id) }
 // SteerCount is the number of run id's queued steer texts.
 func (s *State) SteerCount(id string) int { return listLen(s.steers, id) }
 
-// Cursor returns run id's scenario position (docs/scenarios.md §5).
+// Cursor returns run id's scenario position (scenarios §5).
 func (s *State) Cursor(id string) (scenarios.Cursor, bool) { return s.cursors.Get(id) }
 
 // SetCursor stores (live) or drops run id's scenario position.

@@ -87,7 +87,7 @@ type State struct {
 	res       *immutable.Map[storage.ReservationKey, *Reservation] // (scope, key) → reservation
 	approvals *immutable.Map[string, *immutable.List[*runs.Obj]]   // run id → pending approval events (FIFO; shared like steers)
 	steers    *immutable.Map[string, *immutable.List[string]]      // run id → queued steer texts (shared by every copy: appending is O(log n))
-	cursors   *immutable.Map[string, scenarios.Cursor]             // run id → its scenario position (main only; docs/scenarios.md §5)
+	cursors   *immutable.Map[string, scenarios.Cursor]             // run id → its scenario position (main only; scenarios §5)
 
 	sweepable *immutable.SortedMap[aged[string], struct{}]                 // cached completed/failed/cancelled runs by updated_at
 	prunable  *immutable.SortedMap[aged[storage.ReservationKey], struct{}] // terminal reservations by durable updatedAt

@@ -69,7 +69,7 @@ type Expiry struct{ Now, Age float64 }
 // its parts in this order: Clear, Meta, Delete, Expire, Upsert — so
 // a batch can prune a key and reserve it again (runs-api §11.3), and a reset batch is
 // Clear plus a Meta with zero counters, which keeps the namespace existing
-// (controls.md §4.3: reset does not un-create it).
+// (controls.md §4.1: reset does not un-create it).
 type Batch struct {
 	Namespace string
 	Clear     bool             // delete every reservation and the namespace row first (reset)

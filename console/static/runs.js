@@ -201,7 +201,7 @@ function facts(v) {
   return h('dl', { class: 'facts' }, rows.map(([k, val]) => [h('dt', {}, k), h('dd', {}, val)]));
 }
 
-// scenario renders a run's scenario position (docs/scenarios.md §6): its
+// scenario renders a run's scenario position (scenarios §6): its
 // name, the next step and when it falls due, or that it waits for an answer.
 function scenario(p) {
   if (!p) return 'none';

@@ -7,7 +7,7 @@ import (
 	genadmin "github.com/hermes-emulator/hermes-emulator/gen/admin"
 )
 
-// PutScenarios replaces the namespace's scenario set (docs/scenarios.md §4)
+// PutScenarios replaces the namespace's scenario set (scenarios §4)
 // and returns the number of scenarios. file is the set's JSON form
 // ({"scenarios":[…]}): []byte or json.RawMessage verbatim, a *scenarios.Set
 // from scenarios.Load (a YAML file) or Parse, or any value encoding/json

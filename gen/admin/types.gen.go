@@ -772,7 +772,7 @@ type Metrics struct {
 	Faults      int            `json:"faults"`
 	Requests    int            `json:"requests"`
 
-	// ScenarioSteps Scenario steps fired, by scenario name (docs/scenarios.md §6); present once one has fired since the last DELETE.
+	// ScenarioSteps Scenario steps fired, by scenario name (scenarios §6); present once one has fired since the last DELETE.
 	ScenarioSteps   *map[string]int `json:"scenarioSteps,omitempty"`
 	TotalDurationMs float64         `json:"totalDurationMs"`
 	Unmatched       []struct {
@@ -907,7 +907,7 @@ type RunView struct {
 	ReservationKeys []string `json:"reservation_keys"`
 	RunId           string   `json:"run_id"`
 
-	// Scenario The scenario driving the run (docs/scenarios.md §6), null when none: its name, the next step as the file names it (`steps[2]`, `if_denied[0]`, `on_stop[0]`), and when that step falls due (epoch ms; null while the scenario waits for an approval answer).
+	// Scenario The scenario driving the run (scenarios §6), null when none: its name, the next step as the file names it (`steps[2]`, `if_denied[0]`, `on_stop[0]`), and when that step falls due (epoch ms; null while the scenario waits for an approval answer).
 	Scenario *struct {
 		Due  *float64 `json:"due"`
 		Name string   `json:"name"`

@@ -985,7 +985,7 @@ export interface components {
             faults: number;
             /** Format: double */
             totalDurationMs: number;
-            /** @description Scenario steps fired, by scenario name (docs/scenarios.md §6); present once one has fired since the last DELETE. */
+            /** @description Scenario steps fired, by scenario name (scenarios §6); present once one has fired since the last DELETE. */
             scenarioSteps?: {
                 [key: string]: number;
             };
@@ -1198,7 +1198,7 @@ export interface components {
             /** @description Frames taken by subscribers of that transport. */
             events_delivered: number;
             subscriber: boolean;
-            /** @description The scenario driving the run (docs/scenarios.md §6), null when none: its name, the next step as the file names it (`steps[2]`, `if_denied[0]`, `on_stop[0]`), and when that step falls due (epoch ms; null while the scenario waits for an approval answer). */
+            /** @description The scenario driving the run (scenarios §6), null when none: its name, the next step as the file names it (`steps[2]`, `if_denied[0]`, `on_stop[0]`), and when that step falls due (epoch ms; null while the scenario waits for an approval answer). */
             scenario: {
                 name: string;
                 step: string;

@@ -115,9 +115,9 @@ func TestUnindexed(t *testing.T) {
 	}
 }
 
-// The repository's own pages: every relative link of README.md and docs/
-// resolves inside the repository (issue 15), and docs/README.md links every
-// page of docs/.
+// The repository's own pages: every relative link of README.md, docs/ and
+// docs/spec/ resolves inside the repository (issues 15, 35), and
+// docs/README.md links every page of docs/.
 func TestRepositoryDocs(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
@@ -134,6 +134,11 @@ func TestRepositoryDocs(t *testing.T) {
 	for _, page := range missing {
 		t.Errorf("docs/README.md: no link to %s, a page of its folder", page)
 	}
+	spec, err := filepath.Glob(filepath.Join(root, "docs", "spec", "*.md"))
+	if err != nil || len(spec) < 7 {
+		t.Fatalf("docs/spec has %d pages (%v), want the README and the six documents", len(spec), err)
+	}
+	files = append(files, spec...)
 	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "SUPPORT.md"))
 	for _, f := range files {
 		rel, _ := filepath.Rel(root, f)
